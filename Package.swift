@@ -1,0 +1,55 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Layout and dependency direction: see Docs/architecture.md (DESIGN.md).
+// SimKernel ← IMWire ← IMStore ← IMClient/IMServer ← IMWorld ← IMTrace/IMReplay ← imsim
+let heap = Target.Dependency.product(name: "HeapModule", package: "swift-collections")
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let protobuf = Target.Dependency.product(name: "SwiftProtobuf", package: "swift-protobuf")
+let propertyBased = Target.Dependency.product(name: "PropertyBased", package: "swift-property-based")
+
+let package = Package(
+    name: "IMSim",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "imsim", targets: ["IMSimCLI"]),
+        .library(name: "IMSim", targets: ["IMSim"]),
+        .library(name: "SimKernel", targets: ["SimKernel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+
+        .target(name: "SimKernel", dependencies: [heap]),
+        .target(name: "IMWire", dependencies: ["SimKernel", protobuf]),
+        .target(name: "IMStore", dependencies: ["IMWire", "CSQLite"]),
+        .target(name: "IMClient", dependencies: ["IMWire", "IMStore"]),
+        .target(name: "IMServer", dependencies: ["IMWire"]),
+        .target(name: "IMWorld", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer"]),
+        .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "CZstd"]),
+        .target(name: "IMReplay", dependencies: ["IMWorld", "IMTrace", "CZstd"]),
+        .target(name: "IMSim", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMReplay"]),
+
+        .executableTarget(
+            name: "IMSimCLI",
+            dependencies: ["IMSim", argumentParser],
+            path: "Tools/imsim"
+        ),
+
+        .testTarget(name: "SimKernelTests", dependencies: ["SimKernel", propertyBased]),
+        .testTarget(name: "IMWireTests", dependencies: ["IMWire", propertyBased]),
+        .testTarget(name: "IMStoreTests", dependencies: ["IMStore"]),
+        .testTarget(name: "IMClientTests", dependencies: ["IMClient"]),
+        .testTarget(name: "IMServerTests", dependencies: ["IMServer"]),
+        .testTarget(name: "IMWorldTests", dependencies: ["IMWorld", propertyBased]),
+        .testTarget(name: "IMTraceTests", dependencies: ["IMTrace"]),
+        .testTarget(name: "IMReplayTests", dependencies: ["IMReplay"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["IMSim"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// IMClient: see Docs/architecture.md. Filled in by its issue.

@@ -1,0 +1,1 @@
+// IMReplay: see Docs/architecture.md. Filled in by its issue.

@@ -1,0 +1,1 @@
+// IMServer: see Docs/architecture.md. Filled in by its issue.

@@ -1,0 +1,1 @@
+// IMStore: see Docs/architecture.md. Filled in by its issue.

@@ -1,0 +1,1 @@
+// IMTrace: see Docs/architecture.md. Filled in by its issue.

@@ -1,0 +1,1 @@
+// IMWire: see Docs/architecture.md. Filled in by its issue.

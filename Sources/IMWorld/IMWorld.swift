@@ -1,0 +1,1 @@
+// IMWorld: see Docs/architecture.md. Filled in by its issue.

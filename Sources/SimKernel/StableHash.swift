@@ -1,0 +1,52 @@
+/// Hashes that are the same in every process (unlike `Hasher`, which Swift seeds per process).
+public enum StableHash {
+    /// FNV-1a 64 over bytes; used to name PRNG streams and intern strings.
+    @inlinable public static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes {
+            h ^= UInt64(b)
+            h = h &* 0x0000_0100_0000_01b3
+        }
+        return h
+    }
+
+    @inlinable public static func fnv1a(_ string: String) -> UInt64 { fnv1a(string.utf8) }
+
+    /// SplitMix64's finaliser: a strong 64-bit bijective mix.
+    @inlinable public static func mix(_ x: UInt64) -> UInt64 {
+        var z = x &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Order-sensitive combination of two 64-bit values (wyhash-style multiply-fold).
+    @inlinable public static func combine(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let m = (a ^ 0xA076_1D64_78BD_642F).multipliedFullWidth(by: b ^ 0xE703_7ED1_A0B4_28DB)
+        return m.high ^ m.low
+    }
+}
+
+/// A running 64-bit digest folded over values in order. Two runs with the same digest dispatched
+/// the same events (time, kind, node, payload) in the same order, with overwhelming probability.
+public struct Digest64: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline var _value: UInt64
+    @inlinable public var value: UInt64 { _value }
+
+    @inlinable public init(_ value: UInt64 = 0x1B87_3593_CC9E_2D51) { _value = value }
+
+    @inlinable public mutating func fold(_ x: UInt64) {
+        _value = StableHash.combine(_value &+ 0x2545_F491_4F6C_DD1D, x)
+    }
+    @inlinable public mutating func fold(_ x: Int64) { fold(UInt64(bitPattern: x)) }
+    @inlinable public mutating func fold(_ s: String) { fold(StableHash.fnv1a(s)) }
+    @inlinable public mutating func fold(bytes: some Sequence<UInt8>) { fold(StableHash.fnv1a(bytes)) }
+
+    /// 16 lowercase hex digits.
+    public var description: String { Digest64.hex(value) }
+
+    public static func hex(_ v: UInt64) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+import IMSim
+
+@main
+struct IMSimCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "imsim",
+        abstract: "Deterministic simulation and replay kernel for instant messaging.",
+        discussion: """
+            One thread, one seed, virtual time: IMSim runs the real wire codec, the real SQLite \
+            message store and the real client and server state machines of an IM system under a \
+            simulated network and clocks, records compressed traces and replays production captures.
+            """,
+        version: "imsim \(IMSimVersion.string) (\(IMSimVersion.buildConfiguration))",
+        subcommands: [BenchCommand.self]
+    )
+}
