@@ -1,1 +1,0 @@
-// IMWire: see Docs/architecture.md. Filled in by its issue.
