@@ -52,8 +52,11 @@ public struct Ratio: Hashable, Sendable, Codable, CustomStringConvertible {
     @inlinable public init(_ numerator: UInt64, _ denominator: UInt64) {
         precondition(denominator > 0, "ratio denominator must be positive")
         precondition(numerator <= denominator, "ratio must be ≤ 1")
-        self.numerator = numerator
-        self.denominator = denominator
+        // Lowest terms, so equal probabilities compare equal however they were written.
+        var a = numerator, b = denominator
+        while b != 0 { (a, b) = (b, a % b) }
+        self.numerator = numerator / a
+        self.denominator = denominator / a
     }
 
     public static let never = Ratio(0, 1)

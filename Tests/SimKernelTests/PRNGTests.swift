@@ -82,6 +82,8 @@ import Testing
         let hits = (0..<100_000).filter { _ in r.chance(Ratio(1, 4)) }.count
         #expect(abs(hits - 25_000) < 800)
         #expect(Ratio(probability: 0.015) == Ratio(15_000_000, 1_000_000_000))
+        #expect(Ratio(probability: 0.015) == Ratio(3, 200))
+        #expect(Ratio(probability: 1.0) == .always)
         #expect(Ratio(probability: 2) == Ratio(1_000_000_000, 1_000_000_000))
     }
 

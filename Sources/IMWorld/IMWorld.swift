@@ -1,1 +1,0 @@
-// IMWorld: see Docs/architecture.md. Filled in by its issue.

@@ -1,0 +1,305 @@
+import IMWire
+import SimKernel
+
+/// One timed action of a scenario script. Flat JSON:
+/// `{"at": "5s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "hi"}`.
+public struct ScriptStep: Codable, Sendable, Equatable {
+    public var at: DurationValue
+    /// The acting device (required by device actions; omitted for server/world actions).
+    public var device: String?
+    public var action: ScriptAction
+
+    public init(at: SimDuration, device: String?, action: ScriptAction) {
+        self.at = DurationValue(at)
+        self.device = device
+        self.action = action
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case at, device, action
+        case to, type, text, content, count, interval, timeLimit, conversation, room, key, value, autoDelete, force
+        case state, by, target, factor, downFor, user, pushText, mention
+        case `for` = "for"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        at = try c.decode(DurationValue.self, forKey: .at)
+        device = try c.decodeIfPresent(String.self, forKey: .device)
+        let name = try c.decode(String.self, forKey: .action)
+        guard let kind = ScriptAction.Kind(rawValue: name) else {
+            throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription:
+                "unknown action \"\(name)\" (known: \(ScriptAction.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        try decoder.rejectUnknownKeys(allowed: ["at", "device", "action"] + kind.parameters)
+        if kind.needsDevice && device == nil {
+            throw ScenarioError(path: ScenarioError.path(c.codingPath + [CodingKeys.device]), message: "action \"\(name)\" needs a \"device\"")
+        }
+        func conversation(_ key: CodingKeys) throws -> ConversationKey {
+            let text = try c.decode(String.self, forKey: key)
+            guard let conv = ConversationKey(parsing: text) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription:
+                    "expected TYPE:TARGET, e.g. \"private:bob\", \"group:g1\", \"chatroom:room1\", got \"\(text)\"")
+            }
+            return conv
+        }
+        func duration(_ key: CodingKeys) throws -> SimDuration { try c.decode(DurationValue.self, forKey: key).duration }
+        switch kind {
+        case .connect:
+            action = .connect(timeLimitSeconds: try c.decodeIfPresent(Int32.self, forKey: .timeLimit) ?? 0)
+        case .disconnect: action = .disconnect
+        case .logout: action = .logout
+        case .send:
+            let count = try c.decodeIfPresent(Int.self, forKey: .count) ?? 1
+            guard (1...100_000).contains(count) else {
+                throw DecodingError.dataCorruptedError(forKey: .count, in: c, debugDescription: "count must be 1…100000")
+            }
+            action = .send(SendSpec(
+                to: try conversation(.to),
+                objectName: try c.decodeIfPresent(String.self, forKey: .type) ?? "RC:TxtMsg",
+                text: try c.decodeIfPresent(String.self, forKey: .text),
+                content: try c.decodeIfPresent(String.self, forKey: .content),
+                count: count,
+                interval: try c.decodeIfPresent(DurationValue.self, forKey: .interval)?.duration ?? .zero,
+                mentionAll: try c.decodeIfPresent(Bool.self, forKey: .mention) ?? false))
+        case .resend: action = .resendLastFailed
+        case .recall: action = .recallLastSent
+        case .read: action = .read(try conversation(.conversation))
+        case .clearUnread: action = .clearUnread(try conversation(.conversation))
+        case .join, .joinExist:
+            let room = try c.decode(String.self, forKey: .room)
+            let count = try c.decodeIfPresent(Int32.self, forKey: .count) ?? 10
+            action = kind == .join ? .joinChatroom(room, count: count) : .joinExistChatroom(room, count: count)
+        case .quit: action = .quitChatroom(try c.decode(String.self, forKey: .room))
+        case .setKV:
+            action = .setKV(room: try c.decode(String.self, forKey: .room), key: try c.decode(String.self, forKey: .key),
+                            value: try c.decode(String.self, forKey: .value),
+                            autoDelete: try c.decodeIfPresent(Bool.self, forKey: .autoDelete) ?? false,
+                            force: try c.decodeIfPresent(Bool.self, forKey: .force) ?? false)
+        case .removeKV:
+            action = .removeKV(room: try c.decode(String.self, forKey: .room), key: try c.decode(String.self, forKey: .key),
+                               force: try c.decodeIfPresent(Bool.self, forKey: .force) ?? false)
+        case .history:
+            action = .history(try conversation(.conversation), count: try c.decodeIfPresent(Int32.self, forKey: .count) ?? 20)
+        case .background: action = .background
+        case .foreground: action = .foreground
+        case .kill: action = .kill
+        case .restart: action = .restart
+        case .network:
+            let s = try c.decode(String.self, forKey: .state)
+            guard let state = NetworkState(rawValue: s) else {
+                throw DecodingError.dataCorruptedError(forKey: .state, in: c, debugDescription: "network state must be wifi, cellular or none")
+            }
+            action = .network(state)
+        case .clockStep: action = .clockStep(try duration(.by))
+        case .partition:
+            let target = try c.decodeIfPresent(String.self, forKey: .target) ?? device ?? "server"
+            action = .partition(target: target, for: try duration(.for))
+        case .reset: action = .resetConnection
+        case .halfOpen: action = .halfOpenConnection
+        case .latencySpike:
+            let factor = try c.decodeIfPresent(Int64.self, forKey: .factor) ?? 10
+            guard (1...1000).contains(factor) else {
+                throw DecodingError.dataCorruptedError(forKey: .factor, in: c, debugDescription: "factor must be 1…1000")
+            }
+            action = .latencySpike(factor: factor, for: try duration(.for))
+        case .serverCrash: action = .serverCrash(downFor: try duration(.downFor))
+        case .banChatroomUser:
+            action = .server(.banChatroomUser(room: try c.decode(String.self, forKey: .room), user: try c.decode(String.self, forKey: .user), for: try duration(.for)))
+        case .muteChatroomUser:
+            action = .server(.muteChatroomUser(room: try c.decode(String.self, forKey: .room), user: try c.decode(String.self, forKey: .user), for: try duration(.for)))
+        case .destroyChatroom:
+            action = .server(.destroyChatroom(room: try c.decode(String.self, forKey: .room)))
+        case .systemMessage:
+            action = .server(.systemMessage(to: try c.decode(String.self, forKey: .user), text: try c.decode(String.self, forKey: .text)))
+        case .broadcast:
+            action = .server(.broadcast(text: try c.decode(String.self, forKey: .text)))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(at, forKey: .at)
+        try c.encodeIfPresent(device, forKey: .device)
+        try c.encode(action.kind.rawValue, forKey: .action)
+        switch action {
+        case .connect(let t): if t != 0 { try c.encode(t, forKey: .timeLimit) }
+        case .send(let s):
+            try c.encode(s.to.description, forKey: .to)
+            if s.objectName != "RC:TxtMsg" { try c.encode(s.objectName, forKey: .type) }
+            try c.encodeIfPresent(s.text, forKey: .text)
+            try c.encodeIfPresent(s.content, forKey: .content)
+            if s.count != 1 { try c.encode(s.count, forKey: .count) }
+            if s.interval != .zero { try c.encode(DurationValue(s.interval), forKey: .interval) }
+            if s.mentionAll { try c.encode(true, forKey: .mention) }
+        case .read(let conv), .clearUnread(let conv): try c.encode(conv.description, forKey: .conversation)
+        case .joinChatroom(let r, let n), .joinExistChatroom(let r, let n):
+            try c.encode(r, forKey: .room); try c.encode(n, forKey: .count)
+        case .quitChatroom(let r): try c.encode(r, forKey: .room)
+        case .setKV(let r, let k, let v, let a, let f):
+            try c.encode(r, forKey: .room); try c.encode(k, forKey: .key); try c.encode(v, forKey: .value)
+            if a { try c.encode(a, forKey: .autoDelete) }
+            if f { try c.encode(f, forKey: .force) }
+        case .removeKV(let r, let k, let f):
+            try c.encode(r, forKey: .room); try c.encode(k, forKey: .key)
+            if f { try c.encode(f, forKey: .force) }
+        case .history(let conv, let n): try c.encode(conv.description, forKey: .conversation); try c.encode(n, forKey: .count)
+        case .network(let s): try c.encode(s.rawValue, forKey: .state)
+        case .clockStep(let d): try c.encode(DurationValue(d), forKey: .by)
+        case .partition(let t, let d): try c.encode(t, forKey: .target); try c.encode(DurationValue(d), forKey: .for)
+        case .latencySpike(let f, let d): try c.encode(f, forKey: .factor); try c.encode(DurationValue(d), forKey: .for)
+        case .serverCrash(let d): try c.encode(DurationValue(d), forKey: .downFor)
+        case .server(let call):
+            switch call {
+            case .banChatroomUser(let r, let u, let d), .muteChatroomUser(let r, let u, let d):
+                try c.encode(r, forKey: .room); try c.encode(u, forKey: .user); try c.encode(DurationValue(d), forKey: .for)
+            case .destroyChatroom(let r): try c.encode(r, forKey: .room)
+            case .systemMessage(let u, let t): try c.encode(u, forKey: .user); try c.encode(t, forKey: .text)
+            case .broadcast(let t): try c.encode(t, forKey: .text)
+            }
+        case .disconnect, .logout, .resendLastFailed, .recallLastSent, .background, .foreground, .kill, .restart,
+             .resetConnection, .halfOpenConnection:
+            break
+        }
+    }
+}
+
+public enum NetworkState: String, Codable, Sendable, Equatable {
+    case wifi, cellular, none
+}
+
+public struct SendSpec: Sendable, Equatable {
+    public var to: ConversationKey
+    public var objectName: String
+    public var text: String?
+    /// Raw JSON content for non-text types.
+    public var content: String?
+    public var count: Int
+    public var interval: SimDuration
+    public var mentionAll: Bool
+}
+
+/// Server-API calls a scenario can make (im-semantics: server API only).
+public enum ServerScriptCall: Sendable, Equatable {
+    case banChatroomUser(room: String, user: String, for: SimDuration)
+    case muteChatroomUser(room: String, user: String, for: SimDuration)
+    case destroyChatroom(room: String)
+    case systemMessage(to: String, text: String)
+    case broadcast(text: String)
+}
+
+public enum ScriptAction: Sendable, Equatable {
+    case connect(timeLimitSeconds: Int32)
+    case disconnect
+    case logout
+    case send(SendSpec)
+    case resendLastFailed
+    case recallLastSent
+    case read(ConversationKey)
+    case clearUnread(ConversationKey)
+    case joinChatroom(String, count: Int32)
+    case joinExistChatroom(String, count: Int32)
+    case quitChatroom(String)
+    case setKV(room: String, key: String, value: String, autoDelete: Bool, force: Bool)
+    case removeKV(room: String, key: String, force: Bool)
+    case history(ConversationKey, count: Int32)
+    case background
+    case foreground
+    case kill
+    case restart
+    case network(NetworkState)
+    case clockStep(SimDuration)
+    case partition(target: String, for: SimDuration)
+    case resetConnection
+    case halfOpenConnection
+    case latencySpike(factor: Int64, for: SimDuration)
+    case serverCrash(downFor: SimDuration)
+    case server(ServerScriptCall)
+
+    public enum Kind: String, CaseIterable, Sendable {
+        case connect, disconnect, logout, send, resend, recall, read, clearUnread, join, joinExist, quit, setKV, removeKV,
+             history, background, foreground, kill, restart, network, clockStep, partition, reset, halfOpen,
+             latencySpike, serverCrash, banChatroomUser, muteChatroomUser, destroyChatroom, systemMessage, broadcast
+
+        var parameters: [String] {
+            switch self {
+            case .connect: ["timeLimit"]
+            case .send: ["to", "type", "text", "content", "count", "interval", "mention"]
+            case .read, .clearUnread: ["conversation"]
+            case .join, .joinExist: ["room", "count"]
+            case .quit, .destroyChatroom: ["room"]
+            case .setKV: ["room", "key", "value", "autoDelete", "force"]
+            case .removeKV: ["room", "key", "force"]
+            case .history: ["conversation", "count"]
+            case .network: ["state"]
+            case .clockStep: ["by"]
+            case .partition: ["target", "for"]
+            case .latencySpike: ["factor", "for"]
+            case .serverCrash: ["downFor"]
+            case .banChatroomUser, .muteChatroomUser: ["room", "user", "for"]
+            case .systemMessage: ["user", "text"]
+            case .broadcast: ["text"]
+            default: []
+            }
+        }
+
+        var needsDevice: Bool {
+            switch self {
+            case .partition, .latencySpike, .serverCrash, .banChatroomUser, .muteChatroomUser, .destroyChatroom,
+                 .systemMessage, .broadcast:
+                false
+            default:
+                true
+            }
+        }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .connect: .connect
+        case .disconnect: .disconnect
+        case .logout: .logout
+        case .send: .send
+        case .resendLastFailed: .resend
+        case .recallLastSent: .recall
+        case .read: .read
+        case .clearUnread: .clearUnread
+        case .joinChatroom: .join
+        case .joinExistChatroom: .joinExist
+        case .quitChatroom: .quit
+        case .setKV: .setKV
+        case .removeKV: .removeKV
+        case .history: .history
+        case .background: .background
+        case .foreground: .foreground
+        case .kill: .kill
+        case .restart: .restart
+        case .network: .network
+        case .clockStep: .clockStep
+        case .partition: .partition
+        case .resetConnection: .reset
+        case .halfOpenConnection: .halfOpen
+        case .latencySpike: .latencySpike
+        case .serverCrash: .serverCrash
+        case .server(let call):
+            switch call {
+            case .banChatroomUser: .banChatroomUser
+            case .muteChatroomUser: .muteChatroomUser
+            case .destroyChatroom: .destroyChatroom
+            case .systemMessage: .systemMessage
+            case .broadcast: .broadcast
+            }
+        }
+    }
+}
+
+extension ConversationKey {
+    /// Parses `private:bob`, `group:g1`, `chatroom:room1`, `system:ops`.
+    public init?(parsing text: String) {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        guard let type = ConversationType(name: String(text[..<colon])) else { return nil }
+        let target = String(text[text.index(after: colon)...])
+        guard !target.isEmpty else { return nil }
+        self.init(type, target)
+    }
+}
