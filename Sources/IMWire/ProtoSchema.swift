@@ -128,6 +128,7 @@ enum ProtoSchema {
             if let f = field, f.label == .repeated, case .message = f.kind {
                 name = "\(path)\(f.name)[\(counts[f.number, default: 0])]"
             }
+            if wire == 4 || wire > 5 { return fail(name, "invalid wire type \(wire)", tagAt) }
             if let f = field, f.kind.wireType != wire {
                 return fail(name, "wire type \(wire), expected \(f.kind.wireType)", tagAt)
             }
