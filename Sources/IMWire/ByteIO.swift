@@ -64,7 +64,7 @@ struct ByteReader {
             return ""
         }
         let slice = UnsafeBufferPointer(rebasing: bytes[start..<start + n])
-        guard let s = String(validating: slice, as: UTF8.self) else {
+        guard let s = FastUTF8.string(slice) else {
             throw .badUTF8(field: "\(field)", offset: origin + start + Self.firstInvalidUTF8(slice))
         }
         index = start + n

@@ -204,7 +204,7 @@ public enum FrameGenerator {
 
     // MARK: Primitive values
 
-    static func upStream(_ rng: inout RandomStream) -> RMTPUpStreamMessage {
+    public static func upStream(_ rng: inout RandomStream) -> RMTPUpStreamMessage {
         var m = RMTPUpStreamMessage()
         let c = content(using: &rng)
         m.sessionID = Int32(truncatingIfNeeded: rng.below(64))
@@ -221,7 +221,7 @@ public enum FrameGenerator {
         return m
     }
 
-    static func downStream(_ rng: inout RandomStream) -> RMTPDownStreamMessage {
+    public static func downStream(_ rng: inout RandomStream) -> RMTPDownStreamMessage {
         var m = RMTPDownStreamMessage()
         let c = content(using: &rng)
         m.fromUserID = identifier(&rng)

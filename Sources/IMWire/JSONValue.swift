@@ -89,6 +89,17 @@ public enum JSONValue: Sendable, Hashable {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        var s = s
+        let plain = s.withUTF8 { u -> Bool in
+            // Fast path: nothing to escape → one copy.
+            for b in u where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
+            out.append(contentsOf: u)
+            return true
+        }
+        if plain {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(b)
@@ -167,7 +178,7 @@ private struct JSONParser {
         case UInt8(ascii: "{"):
             i += 1
             var members: [JSONValue.Member] = []
-            var keys = Set<String>()
+            var keys: Set<String>?     // built only for large objects; small ones scan linearly
             skipWhitespace()
             if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
             while true {
@@ -175,7 +186,14 @@ private struct JSONParser {
                 let keyAt = i
                 guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
                 let key = try parseString()
-                guard keys.insert(key).inserted else { throw fail("duplicate key \"\(key)\"", keyAt) }
+                let duplicate: Bool
+                if keys == nil, members.count < 16 {
+                    duplicate = members.contains { $0.key == key }
+                } else {
+                    if keys == nil { keys = Set(members.map(\.key)) }
+                    duplicate = !keys!.insert(key).inserted
+                }
+                if duplicate { throw fail("duplicate key \"\(key)\"", keyAt) }
                 skipWhitespace()
                 guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 i += 1
@@ -273,7 +291,7 @@ private struct JSONParser {
         while j < b.count, b[j] != UInt8(ascii: "\""), b[j] != UInt8(ascii: "\\"), b[j] >= 0x20 { j += 1 }
         if j < b.count, b[j] == UInt8(ascii: "\"") {
             let slice = UnsafeBufferPointer(rebasing: b[i..<j])
-            guard let s = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in string", i) }
+            guard let s = FastUTF8.string(slice) else { throw fail("invalid UTF-8 in string", i) }
             i = j + 1
             return s
         }

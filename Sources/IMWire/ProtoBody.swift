@@ -58,6 +58,12 @@ public enum BodyKind: String, Sendable, Hashable, Codable, CaseIterable {
 
     /// Decodes `bytes` as this kind.
     public func decode(_ bytes: [UInt8]) throws(WireError) -> any SwiftProtobuf.Message {
+        switch self {
+        case .upStreamMessage: return try ProtoBody.decode(RMTPUpStreamMessage.self, from: bytes)
+        case .downStreamMessage: return try ProtoBody.decode(RMTPDownStreamMessage.self, from: bytes)
+        case .downStreamMessages: return try ProtoBody.decode(RMTPDownStreamMessages.self, from: bytes)
+        default: break
+        }
         do {
             return try messageType.init(serializedBytes: bytes, extensions: nil, partial: false, options: BinaryDecodingOptions())
         } catch {
@@ -70,6 +76,10 @@ public enum BodyKind: String, Sendable, Hashable, Codable, CaseIterable {
 public enum ProtoBody {
     /// Parses a body. A failure names the field and the body byte offset where it was found.
     public static func decode<M: SwiftProtobuf.Message>(_ type: M.Type, from bytes: [UInt8]) throws(WireError) -> M {
+        // Hot messages first try the hand-written path (nil = let swift-protobuf decide).
+        if M.self == RMTPDownStreamMessage.self, let m = FastProto.decodeDownStream(bytes) { return m as! M }
+        if M.self == RMTPUpStreamMessage.self, let m = FastProto.decodeUpStream(bytes) { return m as! M }
+        if M.self == RMTPDownStreamMessages.self, let m = FastProto.decodeDownStreamMessages(bytes) { return m as! M }
         do {
             return try M(serializedBytes: bytes)
         } catch {
@@ -80,6 +90,9 @@ public enum ProtoBody {
 
     /// Serialises a body (required fields must be set).
     public static func encode(_ message: some SwiftProtobuf.Message) throws(WireError) -> [UInt8] {
+        if let m = message as? RMTPDownStreamMessage, let b = FastProto.encode(m) { return b }
+        if let m = message as? RMTPUpStreamMessage, let b = FastProto.encode(m) { return b }
+        if let m = message as? RMTPDownStreamMessages, let b = FastProto.encode(m) { return b }
         do {
             return try message.serializedBytes()
         } catch {
@@ -206,7 +219,7 @@ extension ConversationType {
 extension RMTPUpStreamMessage {
     /// `content` as bytes.
     public var contentBytes: [UInt8] {
-        get { [UInt8](content) }
+        get { content.withUnsafeBytes { [UInt8]($0) } }
         set { content = Data(newValue) }
     }
 }
@@ -214,7 +227,7 @@ extension RMTPUpStreamMessage {
 extension RMTPDownStreamMessage {
     /// `content` as bytes.
     public var contentBytes: [UInt8] {
-        get { [UInt8](content) }
+        get { content.withUnsafeBytes { [UInt8]($0) } }
         set { content = Data(newValue) }
     }
 }

@@ -1,4 +1,5 @@
 import SimKernel
+import SwiftProtobuf
 
 /// Workloads of `imsim bench codec`. Each `run…` does `rounds` full encode → stream-decode cycles
 /// and returns a checksum of what it decoded (so nothing is optimised away, and two runs can be
@@ -43,9 +44,25 @@ public enum WireBenchmark {
         return .queryAck(try Frame.QueryAck(messageId: 7, date: 1_763_769_601, message: page))
     }
 
+    /// Body codec: the normal path (`ProtoBody`, with the hand-written fast path for hot messages)
+    /// or, with `reference`, swift-protobuf's generated code alone — the baseline it is compared to.
+    static func encodeBody(_ m: some SwiftProtobuf.Message, reference: Bool) throws(WireError) -> [UInt8] {
+        guard reference else { return try ProtoBody.encode(m) }
+        do { return try m.serializedBytes() } catch {
+            throw .protobuf(message: type(of: m).protoMessageName, field: nil, reason: "\(error)", offset: 0)
+        }
+    }
+
+    static func decodeBody<M: SwiftProtobuf.Message>(_ t: M.Type, _ b: [UInt8], reference: Bool) throws(WireError) -> M {
+        guard reference else { return try ProtoBody.decode(t, from: b) }
+        do { return try M(serializedBytes: b) } catch {
+            throw .protobuf(message: M.protoMessageName, field: nil, reason: "\(error)", offset: 0)
+        }
+    }
+
     /// Full path of a direct delivery: build + serialise the DownStreamMessage, stream-frame it,
     /// feed the bytes to a `StreamDecoder`, parse the body back.
-    public static func runPublish(rounds: Int) throws(WireError) -> Result {
+    public static func runPublish(rounds: Int, reference: Bool = false) throws(WireError) -> Result {
         var decoder = StreamDecoder(direction: .serverToClient)
         var wire: [UInt8] = []
         var bytes = 0
@@ -54,14 +71,15 @@ public enum WireBenchmark {
         for i in 0..<rounds {
             var m = message
             m.dataTime &+= Int64(i)
-            let frame = Frame.publish(try Frame.Publish(date: 1_763_769_600, topic: .s_msg, targetId: "alice",
-                                                        messageId: UInt16(truncatingIfNeeded: i | 1), message: m))
+            let frame = Frame.publish(Frame.Publish(date: 1_763_769_600, topic: .s_msg, targetId: "alice",
+                                                    messageId: UInt16(truncatingIfNeeded: i | 1),
+                                                    body: try encodeBody(m, reference: reference)))
             wire.removeAll(keepingCapacity: true)
             try StreamFraming.encode(frame, direction: .serverToClient, into: &wire)
             bytes += wire.count
             for f in try decoder.feed(wire) {
                 guard case .publish(let p) = f else { continue }
-                let d = try p.decodeBody(RMTPDownStreamMessage.self)
+                let d = try decodeBody(RMTPDownStreamMessage.self, p.body, reference: reference)
                 sum = sum &+ UInt64(bitPattern: d.dataTime) &+ UInt64(p.messageId)
             }
         }
@@ -89,7 +107,7 @@ public enum WireBenchmark {
 
     /// A page of `pageSize` messages per frame: serialise DownStreamMessages into a QUERYACK, frame,
     /// decode, parse the page.
-    public static func runPullPage(rounds: Int, pageSize: Int = 20) throws(WireError) -> Result {
+    public static func runPullPage(rounds: Int, pageSize: Int = 20, reference: Bool = false) throws(WireError) -> Result {
         var page = RMTPDownStreamMessages()
         page.list = (0..<pageSize).map { sampleDownStreamMessage($0) }
         page.finished = false
@@ -99,14 +117,14 @@ public enum WireBenchmark {
         var sum: UInt64 = 0
         for i in 0..<rounds {
             page.syncTime = 1_763_769_600_000 + Int64(i)
-            let frame = Frame.queryAck(try Frame.QueryAck(messageId: UInt16(truncatingIfNeeded: i | 1),
-                                                          date: 1_763_769_601, message: page))
+            let frame = Frame.queryAck(Frame.QueryAck(messageId: UInt16(truncatingIfNeeded: i | 1), date: 1_763_769_601,
+                                                      body: try encodeBody(page, reference: reference)))
             wire.removeAll(keepingCapacity: true)
             try StreamFraming.encode(frame, direction: .serverToClient, into: &wire)
             bytes += wire.count
             for f in try decoder.feed(wire) {
                 guard case .queryAck(let q) = f else { continue }
-                let d = try q.decodeBody(RMTPDownStreamMessages.self)
+                let d = try decodeBody(RMTPDownStreamMessages.self, q.body, reference: reference)
                 sum = sum &+ UInt64(bitPattern: d.syncTime) &+ UInt64(d.list.count)
             }
         }

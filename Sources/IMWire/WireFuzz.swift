@@ -1,4 +1,5 @@
 import SimKernel
+import SwiftProtobuf
 
 /// Deterministic random-mutation fuzzing of every parser in IMWire (`imsim fuzz wire`, and a short
 /// run in the tests). Input `i` of a run is a pure function of `(seed, i)`, so any finding replays
@@ -13,7 +14,8 @@ import SimKernel
 /// 3. every error names an offset inside the input;
 /// 4. JSON descriptions of decoded frames read back to the same frames;
 /// 5. bodies and contents of decoded frames decode or fail with a typed error; content JSON
-///    re-parses to the same value after canonical serialisation.
+///    re-parses to the same value after canonical serialisation;
+/// 6. the hand-written protobuf path (`FastProto`) agrees with swift-protobuf wherever it answers.
 /// A broken invariant is counted in `violations` (not a crash) with a description of the first.
 public enum WireFuzz {
     public struct Stats: Sendable, Hashable, Codable {
@@ -176,11 +178,17 @@ public enum WireFuzz {
     }
 
     static func fuzzBody(_ rng: inout RandomStream, stats: inout Stats) -> Outcome {
-        let kind = BodyKind.allCases[rng.uniform(0..<BodyKind.allCases.count)]
+        // Half of the inputs go to the three messages with a hand-written fast path.
+        let hot: [BodyKind] = [.upStreamMessage, .downStreamMessage, .downStreamMessages]
+        let kind = rng.below(2) == 0 ? hot[rng.uniform(0..<3)] : BodyKind.allCases[rng.uniform(0..<BodyKind.allCases.count)]
         var input = (try? ProtoBody.encode(FrameGenerator.message(kind, using: &rng))) ?? []
         mutate(&input, &rng)
         stats.inputBytes += input.count
         var out = Outcome()
+        if let v = fastPathMismatch(kind, input) {
+            out.violation = v
+            return out
+        }
         do {
             _ = try kind.decode(input)
             stats.bodiesDecoded += 1
@@ -217,6 +225,27 @@ public enum WireFuzz {
             out.violation = "JSON changes after canonical serialisation"
         }
         return out
+    }
+
+    /// Differential check of `FastProto` against swift-protobuf: when the fast path answers, its
+    /// value equals swift-protobuf's, and re-encoding that value gives swift-protobuf's bytes.
+    static func fastPathMismatch(_ kind: BodyKind, _ bytes: [UInt8]) -> String? {
+        func check<M: SwiftProtobuf.Message & Equatable>(_ fast: M?, _ encode: (M) -> [UInt8]?) -> String? {
+            guard let fast else { return nil }
+            guard let reference = try? M(serializedBytes: bytes) else {
+                return "FastProto decoded a \(kind.rawValue) that swift-protobuf rejects: \(Hex.encode(bytes))"
+            }
+            if reference != fast { return "FastProto decoded \(kind.rawValue) differently: \(Hex.encode(bytes))" }
+            let referenceBytes: [UInt8]? = try? reference.serializedBytes()
+            if encode(reference) != referenceBytes { return "FastProto encodes \(kind.rawValue) differently: \(Hex.encode(bytes))" }
+            return nil
+        }
+        switch kind {
+        case .upStreamMessage: return check(FastProto.decodeUpStream(bytes), FastProto.encode)
+        case .downStreamMessage: return check(FastProto.decodeDownStream(bytes), FastProto.encode)
+        case .downStreamMessages: return check(FastProto.decodeDownStreamMessages(bytes), FastProto.encode)
+        default: return nil
+        }
     }
 
     /// Invariants 4 and 5 on decoded frames.

@@ -11,8 +11,9 @@ struct BenchCodec: ParsableCommand {
             DownStreamMessage carrying RC:TxtMsg, body serialised and parsed back each time; \
             "framing" = the same frame with the body pre-serialised and not parsed (framing cost \
             alone); "page20" = a QUERYACK with a DownStreamMessages page of 20; "content" = \
-            RC:TxtMsg JSON content encode + decode. frames/s counts encode+decode cycles; MB/s the \
-            frame bytes per second.
+            RC:TxtMsg JSON content encode + decode; "publish-ref" / "page20-ref" = the same with \
+            swift-protobuf's generated code alone (the baseline of the hand-written path for hot \
+            messages). frames/s counts encode+decode cycles; MB/s the frame bytes per second.
             """
     )
 
@@ -32,10 +33,16 @@ struct BenchCodec: ParsableCommand {
         var checksum: UInt64
     }
 
+    struct Ratios: Codable {
+        var publishVsSwiftProtobuf: Double
+        var page20VsSwiftProtobuf: Double
+    }
+
     struct Report: Codable {
         var benchmark = "codec"
         var build: String
         var figures: [Figure]
+        var ratios: Ratios
     }
 
     func validate() throws {
@@ -51,6 +58,8 @@ struct BenchCodec: ParsableCommand {
             ("publish", n, { try WireBenchmark.runPublish(rounds: $0) }),
             ("framing", n, { try WireBenchmark.runFramingOnly(rounds: $0) }),
             ("page20", max(1, n / 20), { try WireBenchmark.runPullPage(rounds: $0, pageSize: 20) }),
+            ("publish-ref", n, { try WireBenchmark.runPublish(rounds: $0, reference: true) }),
+            ("page20-ref", max(1, n / 20), { try WireBenchmark.runPullPage(rounds: $0, pageSize: 20, reference: true) }),
             ("content", n, { try WireBenchmark.runTextContent(rounds: $0) }),
         ]
         if !json { print("imsim bench codec — best of \(reps) (\(IMSimVersion.buildConfiguration) build)") }
@@ -70,10 +79,17 @@ struct BenchCodec: ParsableCommand {
                              nsPerFrame: best * 1e9 / Double(r.frames), checksum: r.checksum)
             figures.append(fig)
             if !json {
-                let pad = name.padding(toLength: 8, withPad: " ", startingAt: 0)
+                let pad = name.padding(toLength: 11, withPad: " ", startingAt: 0)
                 print("  \(pad) \(BenchFormat.rate(fig.framesPerSecond)) frames/s  \(String(format: "%7.1f", fig.megabytesPerSecond)) MB/s  \(String(format: "%7.0f", fig.nsPerFrame)) ns/frame  \(fig.bytesPerFrame) B/frame")
             }
         }
-        if json { print(BenchFormat.json(Report(build: IMSimVersion.buildConfiguration, figures: figures))) }
+        let fps = Dictionary(uniqueKeysWithValues: figures.map { ($0.workload, $0.framesPerSecond) })
+        let ratios = Ratios(publishVsSwiftProtobuf: fps["publish"]! / fps["publish-ref"]!,
+                            page20VsSwiftProtobuf: fps["page20"]! / fps["page20-ref"]!)
+        if json {
+            print(BenchFormat.json(Report(build: IMSimVersion.buildConfiguration, figures: figures, ratios: ratios)))
+        } else {
+            print("  hand-written hot-message path vs swift-protobuf alone: publish \(String(format: "%.2f", ratios.publishVsSwiftProtobuf))×, page20 \(String(format: "%.2f", ratios.page20VsSwiftProtobuf))×")
+        }
     }
 }
