@@ -148,11 +148,24 @@ public enum JSONValue: Sendable, Hashable {
     public static func parse(_ text: String) throws(WireError) -> JSONValue {
         try parse(Array(text.utf8))
     }
+
+    /// Parses one JSON text and also returns the byte offset of each top-level object member's
+    /// value (parallel to the members; empty if the value is not an object) — for error messages.
+    static func parseWithMemberOffsets(_ bytes: [UInt8]) throws(WireError) -> (JSONValue, [Int]) {
+        try bytes.withUnsafeBufferPointer { (buf) throws(WireError) -> (JSONValue, [Int]) in
+            var p = JSONParser(buf)
+            p.memberOffsets = []
+            let v = try p.parseDocument()
+            return (v, p.memberOffsets ?? [])
+        }
+    }
 }
 
 private struct JSONParser {
     let b: UnsafeBufferPointer<UInt8>
     var i = 0
+    /// When non-nil, collects the offsets of the top-level object's member values.
+    var memberOffsets: [Int]?
     static let maxDepth = 64
 
     init(_ b: UnsafeBufferPointer<UInt8>) { self.b = b }
@@ -198,6 +211,7 @@ private struct JSONParser {
                 guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 i += 1
                 skipWhitespace()
+                if depth == 0 { memberOffsets?.append(i) }
                 members.append(.init(key, try parseValue(depth: depth + 1)))
                 skipWhitespace()
                 guard i < b.count else { throw fail("unterminated object") }

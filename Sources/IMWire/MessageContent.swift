@@ -72,16 +72,16 @@ public enum MessageContent: Sendable, Hashable {
         guard typedObjectNames.contains(objectName) else {
             return .raw(RawContent(objectName: objectName, bytes: bytes))
         }
-        let json: JSONValue
+        let json: JSONValue, offsets: [Int]
         do {
-            json = try JSONValue.parse(bytes)
+            (json, offsets) = try JSONValue.parseWithMemberOffsets(bytes)
         } catch {
             if case .badJSON(let reason, let offset) = error {
                 throw .badContent(objectName: objectName, field: nil, reason: "invalid JSON: \(reason)", offset: offset)
             }
             throw error
         }
-        var r = ContentReader(objectName: objectName, json: json)
+        var r = ContentReader(objectName: objectName, json: json, offsets: offsets)
         switch objectName {
         case TextContent.objectName: return .text(try TextContent(&r))
         case RecallCommandContent.objectName: return .recallCommand(try RecallCommandContent(&r))
@@ -117,18 +117,24 @@ public struct RawContent: Sendable, Hashable {
 }
 
 /// Reads typed fields of a content object; errors name the field.
+/// Reads typed fields of a content object; errors name the field and the offset of its value
+/// (0 — the start of the content — for a missing field or a non-object).
 struct ContentReader {
     let objectName: String
     let members: [JSONValue.Member]
+    let offsets: [Int]
     let isObject: Bool
 
-    init(objectName: String, json: JSONValue) {
+    init(objectName: String, json: JSONValue, offsets: [Int]) {
         self.objectName = objectName
+        self.offsets = offsets
         if case .object(let m) = json { members = m; isObject = true } else { members = []; isObject = false }
     }
 
     func fail(_ field: String?, _ reason: String) -> WireError {
-        .badContent(objectName: objectName, field: field, reason: reason, offset: 0)
+        var offset = 0
+        if let field, let i = members.firstIndex(where: { $0.key == field }), i < offsets.count { offset = offsets[i] }
+        return .badContent(objectName: objectName, field: field, reason: reason, offset: offset)
     }
 
     func requireObject() throws(WireError) {

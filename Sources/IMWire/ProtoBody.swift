@@ -239,3 +239,39 @@ extension RMTPHistoryMsgOuput {
         set { hasMsg_p = newValue }
     }
 }
+
+// MARK: - Content inside messages
+
+extension RMTPUpStreamMessage {
+    /// An UpStreamMessage carrying `content`, with the `sessionId` flags of its type.
+    /// Throws `.messageTooLarge` (30016) for content over 128 KiB.
+    public init(content: MessageContent, flags: MessageTypeFlags, mentioned: Bool = false,
+                noNotification: Bool = false, clientUniqueId: Int64? = nil) throws(WireError) {
+        self.init()
+        sessionID = UpStreamFlags(persistent: flags.persistent, mentioned: mentioned, noNotification: noNotification).rawValue
+        classname = content.objectName
+        contentBytes = try content.encoded()
+        if let clientUniqueId { clientUniqueID = clientUniqueId }
+    }
+
+    /// The content, typed when IMWire knows the type, raw otherwise (never fails).
+    public var messageContent: MessageContent {
+        MessageContent.decodeOrRaw(objectName: classname, bytes: contentBytes)
+    }
+
+    /// The `sessionId` flags.
+    public var flags: UpStreamFlags { UpStreamFlags(rawValue: sessionID) }
+}
+
+extension RMTPDownStreamMessage {
+    /// The content, typed when IMWire knows the type, raw otherwise (never fails).
+    public var messageContent: MessageContent {
+        MessageContent.decodeOrRaw(objectName: classname, bytes: contentBytes)
+    }
+
+    /// The `status` flags.
+    public var statusFlags: DownStreamStatus { DownStreamStatus(rawValue: status) }
+
+    /// The conversation type (`type` as a `ConversationType`).
+    public var conversationType: ConversationType { ConversationType(type) }
+}

@@ -44,6 +44,11 @@ public struct StreamDecoder: Sendable {
     }
 
     /// Adds bytes and returns the frames they complete, in order.
+    public mutating func feed(_ bytes: ArraySlice<UInt8>) throws(WireError) -> [Frame] {
+        try bytes.withUnsafeBufferPointer { (buf) throws(WireError) -> [Frame] in try feed(buf) }
+    }
+
+    /// Adds bytes and returns the frames they complete, in order.
     public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> [Frame] {
         if let f = failure { throw f }
         var frames: [Frame] = []

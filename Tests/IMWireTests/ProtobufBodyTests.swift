@@ -163,3 +163,40 @@ import Testing
         }
     }
 }
+
+@Suite struct ContentInMessagesTests {
+    @Test func upStreamFromContentAndBack() throws {
+        let registry = MessageTypeRegistry()
+        let content = MessageContent.text(TextContent(content: "hello"))
+        let flags = try registry.checkSendable(content.objectName)
+        let up = try RMTPUpStreamMessage(content: content, flags: flags, mentioned: true, clientUniqueId: 42)
+        #expect(up.sessionID == 0x07 && up.flags == [.persisted, .counted, .mentioned])
+        #expect(up.classname == "RC:TxtMsg" && up.clientUniqueID == 42)
+        #expect(String(decoding: up.contentBytes, as: UTF8.self) == #"{"content":"hello"}"#)
+        let back = try ProtoBody.decode(RMTPUpStreamMessage.self, from: ProtoBody.encode(up))
+        #expect(back.messageContent == content)
+        let typing = try RMTPUpStreamMessage(content: .typingStatus(.init(typingContentType: "RC:TxtMsg")),
+                                             flags: try registry.checkSendable("RC:TypSts"))
+        #expect(typing.sessionID == 0 && !typing.hasClientUniqueID)
+        let big = MessageContent.text(TextContent(content: String(repeating: "x", count: 140_000)))
+        #expect(throws: WireError.messageTooLarge(size: 140_014, limit: 131_072)) {
+            _ = try RMTPUpStreamMessage(content: big, flags: .normal)
+        }
+    }
+
+    @Test func downStreamAccessors() {
+        var d = WireBenchmark.sampleDownStreamMessage(0)
+        #expect(d.statusFlags == [.persisted, .counted])
+        #expect(d.conversationType == .privateChat)
+        #expect(d.messageContent == .text(TextContent(content: "See you at 7? Bring the slides (msg 0)")))
+        d.contentBytes = [0xFF]
+        #expect(d.messageContent == .raw(RawContent(objectName: "RC:TxtMsg", bytes: [0xFF])))
+    }
+
+    @Test func feedingSlices() throws {
+        let bytes = try StreamFraming.encode(.pingReq(), direction: .clientToServer) + [0xC0]
+        var d = StreamDecoder(direction: .clientToServer)
+        #expect(try d.feed(bytes[...]) == [.pingReq()])
+        #expect(d.bufferedByteCount == 1)
+    }
+}
