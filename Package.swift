@@ -27,7 +27,7 @@ let package = Package(
         .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
         .target(name: "SimKernel", dependencies: [heap]),
-        .target(name: "IMWire", dependencies: ["SimKernel", protobuf]),
+        .target(name: "IMWire", dependencies: ["SimKernel", protobuf], exclude: ["Proto/rmtp.proto"]),
         .target(name: "IMStore", dependencies: ["IMWire", "CSQLite"]),
         .target(name: "IMClient", dependencies: ["IMWire", "IMStore"]),
         .target(name: "IMServer", dependencies: ["IMWire"]),

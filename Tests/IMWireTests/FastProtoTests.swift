@@ -1,0 +1,73 @@
+import Foundation
+import PropertyBased
+import SimKernel
+import SwiftProtobuf
+import Testing
+@testable import IMWire
+
+/// The hand-written path for the hot messages against the generated code (the reference).
+@Suite struct FastProtoTests {
+    static func check<M: SwiftProtobuf.Message & Equatable>(
+        _ m: M, encode: (M) -> [UInt8]?, decode: ([UInt8]) -> M?, seed: UInt64
+    ) throws {
+        let reference: [UInt8] = try m.serializedBytes()
+        let fast = try #require(encode(m), "fast encode declined a complete message, seed \(seed)")
+        #expect(fast == reference, "bytes differ, seed \(seed)")
+        let back = try #require(decode(reference), "fast decode declined, seed \(seed)")
+        #expect(back == (try M(serializedBytes: reference)), "values differ, seed \(seed)")
+    }
+
+    @Test func agreesWithSwiftProtobufOnGeneratedMessages() async {
+        await propertyCheck(count: 200, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            var rng = RandomStream(seed: seed)
+            do {
+                try Self.check(FrameGenerator.upStream(&rng), encode: FastProto.encode, decode: FastProto.decodeUpStream, seed: seed)
+                try Self.check(FrameGenerator.downStream(&rng), encode: FastProto.encode, decode: FastProto.decodeDownStream, seed: seed)
+                let page = FrameGenerator.message(.downStreamMessages, using: &rng) as! RMTPDownStreamMessages
+                try Self.check(page, encode: FastProto.encode, decode: FastProto.decodeDownStreamMessages, seed: seed)
+            } catch {
+                Issue.record("seed \(seed): \(error)")
+            }
+        }
+    }
+
+    @Test func declinesWhatItDoesNotHandle() throws {
+        // Missing required field, unknown field, unknown enum value, truncation: nil (swift-protobuf decides).
+        var m = WireBenchmark.sampleDownStreamMessage()
+        let ok: [UInt8] = try m.serializedBytes()
+        #expect(FastProto.decodeDownStream(ok) != nil)
+        #expect(FastProto.decodeDownStream(ok + [0x58, 0x01]) == nil)          // field 11 unknown
+        #expect(FastProto.decodeDownStream(Array(ok.dropLast())) == nil)
+        var badEnum = ok
+        badEnum[badEnum.firstIndex(of: 0x10)! + 1] = 9                          // type = 9
+        #expect(FastProto.decodeDownStream(badEnum) == nil)
+        m.clearDataTime()
+        #expect(FastProto.encode(m) == nil)
+        // The public API still answers through swift-protobuf, with a typed error or the value.
+        let withUnknown = try ProtoBody.decode(RMTPDownStreamMessage.self, from: ok + [0x58, 0x01])
+        #expect(withUnknown.unknownFields.data == Data([0x58, 0x01]))
+        #expect(try ProtoBody.encode(withUnknown) == ok + [0x58, 0x01])
+        #expect(throws: WireError.self) { _ = try ProtoBody.decode(RMTPDownStreamMessage.self, from: badEnum) }
+    }
+
+    @Test func negativeIntsUseTenByteVarintsLikeProtobuf() throws {
+        var up = RMTPUpStreamMessage()
+        up.sessionID = -1
+        up.classname = ""
+        up.content = Data()
+        up.configFlag = Int32.min
+        let fast = try #require(FastProto.encode(up))
+        #expect(fast == (try up.serializedBytes()))
+        #expect(fast.count == 1 + 10 + 2 + 2 + 1 + 10)
+        #expect(FastProto.decodeUpStream(fast) == up)
+    }
+
+    @Test func fastUTF8() {
+        for s in ["", "abc", "abcdefghijklmnop", "é", "abcdefgh你好", "😀"] {
+            let b = Array(s.utf8)
+            #expect(b.withUnsafeBufferPointer { FastUTF8.string($0) } == s)
+        }
+        let bad: [UInt8] = Array("abcdefgh".utf8) + [0xC3]
+        #expect(bad.withUnsafeBufferPointer { FastUTF8.string($0) } == nil)
+    }
+}

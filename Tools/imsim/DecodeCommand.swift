@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import IMSim
+
+struct DecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Decode RMTP frames and print them readably or as JSON.",
+        discussion: """
+            Input: --hex, --base64 or --decimal text (message framing: one frame per line; stream \
+            framing: the lines are one byte stream), or a binary FILE ('-' = stdin; message framing: \
+            the whole file is one frame). Each frame is printed with its type, flags, variable header, \
+            the protobuf body with field names and the message content. --json prints one JSON \
+            object per line, which `imsim encode` turns back into the same bytes. Exits 1 on the \
+            first malformed frame, after printing the frames before it. Format: Docs/wire-format.md.
+            """
+    )
+
+    @Argument(help: "Binary file of frames ('-' = stdin).") var file: String?
+    @Option(help: "Frames as hex (spaces, ':', ',' and 0x ignored).") var hex: String?
+    @Option(help: "Frames as base64.") var base64: String?
+    @Option(help: "Frames as decimal bytes, e.g. \"82, 0, 7\".") var decimal: String?
+    @Option(help: "message (WebSocket: one frame per message) or stream (TCP: checksum + length).")
+    var framing: WireIO.Framing = .message
+    @Option(help: "c2s (client→server) or s2c (server→client): PUBLISH/PUBACK layouts differ.") var direction = "c2s"
+    @Flag(help: "Stream payloads are XOR-obfuscated.") var obfuscated = false
+    @Option(help: "Stream framing: largest accepted frame in bytes.") var maxFrameSize = StreamDecoder.defaultMaxFrameSize
+    @Option(help: "Topic of the QUERY that QUERYACK bodies answer (e.g. pullMsg), to decode their protobuf.")
+    var queryTopic: String?
+    @Flag(help: "Print one JSON object per frame.") var json = false
+
+    func validate() throws {
+        let given = [file != nil, hex != nil, base64 != nil, decimal != nil].filter { $0 }.count
+        guard given == 1 else { throw ValidationError("give exactly one input: FILE, --hex, --base64 or --decimal") }
+        _ = try WireIO.direction(direction)
+        if let t = queryTopic, Topic(rawValue: t) == nil { throw ValidationError("unknown --query-topic \(t)") }
+    }
+
+    func run() throws {
+        let dir = try WireIO.direction(direction)
+        var chunks: [[UInt8]]
+        if let file { chunks = [try WireIO.readFile(file)] }
+        else if let hex { chunks = try WireIO.chunks(hex, format: .hex) }
+        else if let base64 { chunks = try WireIO.chunks(base64, format: .base64) }
+        else { chunks = try WireIO.chunks(decimal!, format: .decimal) }
+
+        var index = 0
+        func emit(_ frame: Frame, offset: Int, size: Int) {
+            index += 1
+            if json {
+                print(FrameJSON.describe(frame, direction: dir, queryTopic: queryTopic).serializedString)
+            } else {
+                print("#\(index) @\(offset) (\(size) bytes) " + FrameText.describe(frame, direction: dir, queryTopic: queryTopic))
+            }
+        }
+        switch framing {
+        case .message:
+            for c in chunks {
+                do {
+                    emit(try MessageFraming.decode(c, direction: dir), offset: 0, size: c.count)
+                } catch {
+                    WireIO.printError("frame \(index + 1): \(error)")
+                    throw ExitCode.failure
+                }
+            }
+        case .stream:
+            var decoder = StreamDecoder(direction: dir, maxFrameSize: maxFrameSize, obfuscated: obfuscated)
+            var offset = 0
+            do {
+                for c in chunks + [[]] {
+                    for f in try decoder.feed(c) {
+                        let size = (try? StreamFraming.encode(f, direction: dir).count) ?? 0
+                        emit(f, offset: offset, size: size)
+                        offset += size
+                    }
+                }
+                try decoder.finish()
+            } catch {
+                WireIO.printError("stream: \(error)")
+                throw ExitCode.failure
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import IMSim
+
+/// Shared input/output helpers of `imsim decode` / `imsim encode`.
+enum WireIO {
+    enum Framing: String, ExpressibleByArgument, CaseIterable {
+        case message
+        case stream
+    }
+
+    enum ByteFormat: String, ExpressibleByArgument, CaseIterable {
+        case hex
+        case base64
+        case decimal
+        case binary
+    }
+
+    static func direction(_ s: String) throws -> WireDirection {
+        guard let d = WireDirection(rawValue: s) else { throw ValidationError("--direction must be c2s or s2c") }
+        return d
+    }
+
+    /// Parses text of one format into byte chunks: one chunk per non-empty line (message framing
+    /// takes each line as one frame; stream framing concatenates them).
+    static func chunks(_ text: String, format: ByteFormat) throws -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        for (n, line) in text.split(whereSeparator: \.isNewline).enumerated() {
+            let l = line.trimmingCharacters(in: .whitespaces)
+            if l.isEmpty { continue }
+            switch format {
+            case .hex:
+                switch Hex.decode(l) {
+                case .success(let b): out.append(b)
+                case .failure(let e): throw ValidationError("line \(n + 1): \(e)")
+                }
+            case .base64:
+                guard let d = Data(base64Encoded: l) else { throw ValidationError("line \(n + 1): invalid base64") }
+                out.append([UInt8](d))
+            case .decimal:
+                var bytes: [UInt8] = []
+                for (k, word) in l.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).enumerated() {
+                    guard let v = UInt8(word) else {
+                        throw ValidationError("line \(n + 1), item \(k + 1): \"\(word)\" is not a byte (0–255)")
+                    }
+                    bytes.append(v)
+                }
+                out.append(bytes)
+            case .binary:
+                out.append(Array(l.utf8))
+            }
+        }
+        return out
+    }
+
+    static func readFile(_ path: String) throws -> [UInt8] {
+        if path == "-" { return [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }
+        guard let d = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("cannot read \(path)")
+        }
+        return [UInt8](d)
+    }
+
+    static func readStdinText() -> String {
+        String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    static func format(_ bytes: [UInt8], as f: ByteFormat) -> String {
+        switch f {
+        case .hex: Hex.encode(bytes)
+        case .base64: Data(bytes).base64EncodedString()
+        case .decimal: bytes.map(String.init).joined(separator: ", ")
+        case .binary: ""
+        }
+    }
+
+    /// Writes via a temporary file and a rename: never a half-written output.
+    static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())")
+        try Data(bytes).write(to: tmp)
+        if FileManager.default.fileExists(atPath: url.path) {
+            _ = try FileManager.default.replaceItemAt(url, withItemAt: tmp)
+        } else {
+            try FileManager.default.moveItem(at: tmp, to: url)
+        }
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    }
+}
