@@ -12,6 +12,6 @@ struct IMSimCommand: ParsableCommand {
             simulated network and clocks, records compressed traces and replays production captures.
             """,
         version: "imsim \(IMSimVersion.string) (\(IMSimVersion.buildConfiguration))",
-        subcommands: [BenchCommand.self]
+        subcommands: [BenchCommand.self, StoreCommand.self]
     )
 }
