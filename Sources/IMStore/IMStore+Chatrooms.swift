@@ -130,10 +130,14 @@ extension IMStore {
     public func quitChatroom(_ roomId: String) throws -> ChatroomQuitResult {
         try write {
             let key = ConversationKey(.chatroom, roomId)
-            let messages = try connection.with("DELETE FROM messages WHERE conversationType = ?1 AND targetId = ?2") { s in
+            let deleted = try connection.with("""
+                DELETE FROM messages WHERE conversationType = ?1 AND targetId = ?2
+                RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus, messageUId, uidCopy
+                """) { s in
                 try s.bind(key, at: 1)
-                return try s.run()
+                return try DeletedRow.collect(s)
             }
+            try promoteUIdCopies(deleted)
             let conversation = try connection.with("DELETE FROM conversations WHERE conversationType = ?1 AND targetId = ?2") { s in
                 try s.bind(key, at: 1)
                 return try s.run()
@@ -145,7 +149,7 @@ extension IMStore {
                 return try s.run()
             }
             return ChatroomQuitResult(
-                wasJoined: joined > 0, deletedMessageCount: messages, removedKVCount: kv,
+                wasJoined: joined > 0, deletedMessageCount: deleted.count, removedKVCount: kv,
                 conversationRemoved: conversation > 0, cursorRemoved: cursor)
         }
     }

@@ -13,7 +13,7 @@ extension IMStore {
             if recordTime == 0 {
                 deleted = try connection.with("""
                     DELETE FROM messages WHERE conversationType = ?1 AND targetId = ?2
-                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus
+                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus, messageUId, uidCopy
                     """) { s in
                     try s.bind(conversation, at: 1)
                     return try DeletedRow.collect(s)
@@ -21,7 +21,7 @@ extension IMStore {
             } else {
                 deleted = try connection.with("""
                     DELETE FROM messages WHERE conversationType = ?1 AND targetId = ?2 AND sentTime <= ?3
-                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus
+                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus, messageUId, uidCopy
                     """) { s in
                     try s.bind(conversation, at: 1)
                     try s.bind(recordTime, at: 3)
@@ -40,7 +40,7 @@ extension IMStore {
             for id in Set(ids).sorted() {
                 deleted += try connection.with("""
                     DELETE FROM messages WHERE messageId = ?1
-                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus
+                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus, messageUId, uidCopy
                     """) { s in
                     try s.bind(id, at: 1)
                     return try DeletedRow.collect(s)
@@ -51,7 +51,8 @@ extension IMStore {
     }
 
     /// `reporting`: a conversation to report even if no row of it was deleted.
-    private func finishDelete(_ deleted: [DeletedRow], reporting: ConversationKey? = nil) throws -> DeleteResult {
+    func finishDelete(_ deleted: [DeletedRow], reporting: ConversationKey? = nil) throws -> DeleteResult {
+        try promoteUIdCopies(deleted)
         var unreadDeltas: [ConversationKey: Int] = [:]
         if let reporting { unreadDeltas[reporting] = 0 }
         for row in deleted {
@@ -65,11 +66,31 @@ extension IMStore {
     }
 }
 
+extension IMStore {
+    /// Keeps "a stored messageUId has a copy 0" true after its copy 0 was deleted, so the unique
+    /// index keeps detecting duplicates: the lowest remaining copy becomes copy 0.
+    func promoteUIdCopies(_ deleted: [DeletedRow]) throws {
+        let uids = Set(deleted.compactMap { $0.uidCopy == 0 ? $0.messageUId : nil }).sorted()
+        for uid in uids {
+            try connection.with("""
+                UPDATE messages SET uidCopy = 0
+                WHERE messageId = (SELECT messageId FROM messages WHERE messageUId = ?1 ORDER BY uidCopy LIMIT 1)
+                  AND NOT EXISTS (SELECT 1 FROM messages WHERE messageUId = ?1 AND uidCopy = 0)
+                """) { s in
+                try s.bind(uid, at: 1)
+                try s.run()
+            }
+        }
+    }
+}
+
 /// What a DELETE … RETURNING reports about each removed row.
 struct DeletedRow {
     var messageId: Int64
     var conversation: ConversationKey
     var wasUnreadCounted: Bool
+    var messageUId: String?
+    var uidCopy: Int64
 
     static func collect(_ s: Statement) throws -> [DeletedRow] {
         var rows: [DeletedRow] = []
@@ -78,7 +99,8 @@ struct DeletedRow {
             rows.append(DeletedRow(
                 messageId: s.int64(0),
                 conversation: ConversationKey(try conversationType(s, 1), s.string(2)),
-                wasUnreadCounted: direction == 2 && (flags & 2) != 0 && (received & 1) == 0))
+                wasUnreadCounted: direction == 2 && (flags & 2) != 0 && (received & 1) == 0,
+                messageUId: s.optionalString(6), uidCopy: s.int64(7)))
         }
         return rows
     }

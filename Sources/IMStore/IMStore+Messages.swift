@@ -28,17 +28,29 @@ extension IMStore {
     }
 
     private func insertReceived(_ m: ReceivedMessage) throws -> ReceivedInsertResult {
-        if options.dedupByMessageUId, let uid = m.messageUId, let existing = try firstRow(withUId: uid) {
-            return ReceivedInsertResult(
-                messageId: existing, isNew: false, conversationChanged: false, latestChanged: false,
-                unreadDelta: 0, unreadCount: try loadConversation(m.conversation)?.unreadCount ?? 0)
-        }
         let sentTime = m.sentTime != 0 ? m.sentTime : m.receivedTime
-        let id = try insertRow(
-            uid: m.messageUId, conversation: m.conversation, sender: m.senderUserId, direction: m.direction,
-            objectName: m.objectName, content: m.content, extra: m.extra, sentTime: sentTime,
-            receivedTime: m.receivedTime, sentStatus: m.sentStatus, receivedStatus: m.receivedStatus,
-            flags: m.flags, clientUniqueId: m.clientUniqueId)
+        func insert(copy: Int64) throws -> Int64? {
+            try insertRow(
+                uid: m.messageUId, uidCopy: copy, conversation: m.conversation, sender: m.senderUserId,
+                direction: m.direction, objectName: m.objectName, content: m.content, extra: m.extra,
+                sentTime: sentTime, receivedTime: m.receivedTime, sentStatus: m.sentStatus,
+                receivedStatus: m.receivedStatus, flags: m.flags, clientUniqueId: m.clientUniqueId)
+        }
+        var inserted = try insert(copy: 0)
+        if inserted == nil, let uid = m.messageUId {
+            // The messageUId is already stored (copy 0 exists).
+            guard options.dedupByMessageUId else {
+                inserted = try insert(copy: nextUIdCopy(uid))
+                return try finishReceived(m, id: inserted!, sentTime: sentTime)
+            }
+            return ReceivedInsertResult(
+                messageId: try firstRow(withUId: uid) ?? 0, isNew: false, conversationChanged: false,
+                latestChanged: false, unreadDelta: 0, unreadCount: try loadConversation(m.conversation)?.unreadCount ?? 0)
+        }
+        return try finishReceived(m, id: inserted!, sentTime: sentTime)
+    }
+
+    private func finishReceived(_ m: ReceivedMessage, id: Int64, sentTime: Int64) throws -> ReceivedInsertResult {
         let delta = m.countsAsUnread ? 1 : 0
         let (latestChanged, unread) = try bumpConversation(
             m.conversation, messageId: id, sentTime: sentTime, unreadDelta: delta,
@@ -55,10 +67,10 @@ extension IMStore {
     public func insertOutgoing(_ message: OutgoingMessage) throws -> OutgoingInsertResult {
         try write {
             let id = try insertRow(
-                uid: nil, conversation: message.conversation, sender: message.senderUserId, direction: .send,
+                uid: nil, uidCopy: 0, conversation: message.conversation, sender: message.senderUserId, direction: .send,
                 objectName: message.objectName, content: message.content, extra: message.extra,
                 sentTime: message.localTime, receivedTime: message.localTime, sentStatus: .sending,
-                receivedStatus: .unread, flags: message.flags, clientUniqueId: message.clientUniqueId)
+                receivedStatus: .unread, flags: message.flags, clientUniqueId: message.clientUniqueId)!
             let (latestChanged, _) = try bumpConversation(
                 message.conversation, messageId: id, sentTime: message.localTime, unreadDelta: 0, mentioned: false)
             return OutgoingInsertResult(messageId: id, conversationChanged: latestChanged, latestChanged: latestChanged)
@@ -73,12 +85,14 @@ extension IMStore {
             guard let (key, status) = try sendState(messageId), status == .sending || status == .failed else {
                 return try unchanged(messageId)
             }
+            let copy = try nextUIdCopy(messageUId)
             try connection.with("""
-                UPDATE messages SET messageUId = ?2, sentTime = ?3, sentStatus = 30 WHERE messageId = ?1
+                UPDATE messages SET messageUId = ?2, uidCopy = ?4, sentTime = ?3, sentStatus = 30 WHERE messageId = ?1
                 """) { s in
                 try s.bind(messageId, at: 1)
                 try s.bind(messageUId, at: 2)
                 try s.bind(sentTime, at: 3)
+                try s.bind(copy, at: 4)
                 try s.run()
             }
             let others = try connection.with("""
@@ -139,23 +153,34 @@ extension IMStore {
 
     // MARK: Rows
 
-    /// The smallest messageId carrying `uid`.
+    /// The row holding copy 0 of `uid` (the first stored).
     func firstRow(withUId uid: String) throws -> Int64? {
-        try connection.with("SELECT messageId FROM messages WHERE messageUId = ?1 ORDER BY messageId LIMIT 1") { s in
+        try connection.with("SELECT messageId FROM messages WHERE messageUId = ?1 ORDER BY uidCopy LIMIT 1") { s in
             try s.bind(uid, at: 1)
             return try s.step() ? s.int64(0) : nil
         }
     }
 
+    /// The copy number a new row with `uid` gets: 0 if none is stored, else one past the highest.
+    func nextUIdCopy(_ uid: String) throws -> Int64 {
+        try connection.with("SELECT COALESCE(MAX(uidCopy) + 1, 0) FROM messages WHERE messageUId = ?1") { s in
+            try s.bind(uid, at: 1)
+            _ = try s.step()
+            return s.int64(0)
+        }
+    }
+
+    /// Inserts a row; nil when (messageUId, uidCopy) is already stored.
     func insertRow(
-        uid: String?, conversation: ConversationKey, sender: String, direction: MessageDirection,
+        uid: String?, uidCopy: Int64, conversation: ConversationKey, sender: String, direction: MessageDirection,
         objectName: String, content: String, extra: String?, sentTime: Int64, receivedTime: Int64,
         sentStatus: SentStatus, receivedStatus: ReceivedStatus, flags: MessageFlags, clientUniqueId: Int64?
-    ) throws -> Int64 {
+    ) throws -> Int64? {
         try connection.with("""
             INSERT INTO messages (messageUId, conversationType, targetId, senderUserId, direction, objectName,
-                content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId, uidCopy)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+            ON CONFLICT DO NOTHING
             """) { s in
             try s.bind(uid, at: 1)
             try s.bind(conversation, at: 2)
@@ -170,8 +195,8 @@ extension IMStore {
             try s.bind(receivedStatus.rawValue, at: 12)
             try s.bind(flags.rawValue, at: 13)
             try s.bind(clientUniqueId, at: 14)
-            try s.run()
-            return connection.lastInsertRowid
+            try s.bind(uidCopy, at: 15)
+            return try s.run() == 1 ? connection.lastInsertRowid : nil
         }
     }
 }

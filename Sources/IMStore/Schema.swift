@@ -36,14 +36,17 @@ public enum Schema {
 
     /// Version 1.
     ///
-    /// `messages.messageUId` is indexed but deliberately **not** UNIQUE: de-duplication is the
-    /// store's guarantee when `IMStore.Options.dedupByMessageUId` is on, and the simulator turns
-    /// it off to reproduce duplicate-message bugs, which needs duplicate rows to be storable.
+    /// `messages.messageUId` is unique together with `uidCopy`: the first row stored for a
+    /// messageUId has copy 0; further copies (1, 2, …) exist only when de-duplication is off
+    /// (`IMStore.Options.dedupByMessageUId`), which the simulator needs to reproduce
+    /// duplicate-message bugs. With dedup on, the unique index itself detects the duplicate
+    /// (`INSERT … ON CONFLICT DO NOTHING`): one index probe instead of a lookup plus an insert.
+    /// The store keeps "some row of a messageUId has copy 0" true across deletes.
     /// `AUTOINCREMENT` keeps messageIds increasing and never reused, also after deleting the
     /// newest rows (chatroom quit, clear history), so a stale messageId never names a new message.
     ///
     /// Indexes, and the queries that need them:
-    /// - `messages_by_uid` (partial): dedup on receive, recall by messageUId, duplicate oracle.
+    /// - `messages_by_uid` (unique, partial): dedup on receive, recall by messageUId, duplicate oracle.
     /// - `messages_by_conversation_time` (type, targetId, sentTime[, rowid]): time ranges, clear
     ///   history / unread up to a time, read receipts, latest-message recomputation, snapshots.
     /// - `messages_by_conversation` (type, targetId[, rowid]): history paging by messageId cursor
@@ -53,6 +56,7 @@ public enum Schema {
         CREATE TABLE messages (
             messageId INTEGER PRIMARY KEY AUTOINCREMENT,
             messageUId TEXT,
+            uidCopy INTEGER NOT NULL DEFAULT 0 CHECK (uidCopy >= 0),
             conversationType INTEGER NOT NULL,
             targetId TEXT NOT NULL CHECK (targetId <> ''),
             senderUserId TEXT NOT NULL,
@@ -67,7 +71,7 @@ public enum Schema {
             flags INTEGER NOT NULL DEFAULT 0,
             clientUniqueId INTEGER
         );
-        CREATE INDEX messages_by_uid ON messages (messageUId) WHERE messageUId IS NOT NULL;
+        CREATE UNIQUE INDEX messages_by_uid ON messages (messageUId, uidCopy) WHERE messageUId IS NOT NULL;
         CREATE INDEX messages_by_conversation_time ON messages (conversationType, targetId, sentTime);
         CREATE INDEX messages_by_conversation ON messages (conversationType, targetId);
 

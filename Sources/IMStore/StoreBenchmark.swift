@@ -47,8 +47,8 @@ public enum StoreBenchmark {
         let c = store.connection
         let insert = try c.prepare("""
             INSERT INTO messages (messageUId, conversationType, targetId, senderUserId, direction, objectName,
-                content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId, uidCopy)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 0)
             """)
         try c.transaction {
             for m in messages {

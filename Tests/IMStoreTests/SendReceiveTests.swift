@@ -213,6 +213,31 @@ import Testing
         #expect(try s.countRows(withUId: "X") == 2)
     }
 
+    /// Duplicates carry copy numbers; deleting the first copy promotes another, so dedup (switched
+    /// back on) still sees the messageUId as stored.
+    @Test func dedupSurvivesDeletingTheFirstCopy() throws {
+        let s = try memoryStore(dedup: false)
+        let first = try store(s, incoming("X", at: 1))
+        let second = try store(s, incoming("X", at: 1))
+        let third = try store(s, incoming("X", at: 1))
+        func copies() throws -> [Int64] {
+            let st = try s.connection.prepare("SELECT uidCopy FROM messages WHERE messageUId = 'X' ORDER BY messageId")
+            var out: [Int64] = []
+            while try st.step() { out.append(st.int64(0)) }
+            return out
+        }
+        #expect(try copies() == [0, 1, 2])
+        _ = try s.deleteMessages(ids: [first])
+        #expect(try copies() == [0, 2])
+        s.options.dedupByMessageUId = true
+        let again = try s.storeReceived(incoming("X", at: 1))
+        #expect(!again.isNew)
+        #expect(again.messageId == second)
+        _ = try s.clearHistory(in: alice, upTo: 0)
+        #expect(try s.storeReceived(incoming("X", at: 1)).isNew, "gone entirely: storable again")
+        _ = third
+    }
+
     @Test func batchIsOneTransactionAndDedupsWithinIt() throws {
         let s = try memoryStore()
         let results = try s.storeReceived([

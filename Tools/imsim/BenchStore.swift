@@ -20,6 +20,7 @@ struct BenchStore: ParsableCommand {
     @Option(help: "Messages per transaction in the batched run.") var batch = 100
     @Option(help: "Timed repetitions of each run; the best is reported.") var repetitions = 3
     @Option(help: "Run on this database file (WAL) instead of :memory:; it must not exist and is removed afterwards.") var file: String?
+    @Option(help: .hidden) var only: Int?  // run just variant 0 (raw), 1 (per message) or 2 (batched), for profiling
     @Flag(help: "Small run that only proves the build works (CI).") var quick = false
     @Flag(help: "Print JSON instead of text.") var json = false
 
@@ -84,6 +85,10 @@ struct BenchStore: ParsableCommand {
         var cpu = wall
         for _ in 0..<reps {
             for (i, v) in variants.enumerated() {
+                if let only, only != i {
+                    wall[i].append(1); cpu[i].append(1)
+                    continue
+                }
                 removeFiles()
                 let store = try file.map { try IMStore.file($0) } ?? IMStore.inMemory()
                 let c0 = CPUClock.threadSeconds()
