@@ -12,6 +12,10 @@ struct IMSimCommand: ParsableCommand {
             simulated network and clocks, records compressed traces and replays production captures.
             """,
         version: "imsim \(IMSimVersion.string) (\(IMSimVersion.buildConfiguration))",
+<<<<<<< HEAD
         subcommands: [BenchCommand.self, DecodeCommand.self, EncodeCommand.self, FuzzCommand.self, TraceCommand.self]
+=======
+        subcommands: [BenchCommand.self, StoreCommand.self]
+>>>>>>> store
     )
 }
