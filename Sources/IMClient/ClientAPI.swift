@@ -1,0 +1,231 @@
+import IMStore
+import IMWire
+import SimKernel
+
+// The contract between the client SDK core and whatever drives it (the simulated world today, a
+// SwiftNIO runtime tomorrow). The core is a sans-IO value: `handle(input, now:)` returns effects;
+// it never reads a clock, opens a socket or spawns a task. The store is the one thing it touches
+// directly (SQLite is synchronous and part of the real component).
+
+/// Device wall-clock time in ms (what the SDK would read from the OS clock).
+public struct DeviceTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var milliseconds: Int64
+    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+    public static func < (a: Self, b: Self) -> Bool { a.milliseconds < b.milliseconds }
+    public var description: String { "\(milliseconds)ms" }
+}
+
+/// Who this SDK instance is.
+public struct DeviceIdentity: Hashable, Sendable {
+    public var userId: String
+    public var deviceId: String
+    public var platform: Platform
+    public var appKey: String
+    public init(userId: String, deviceId: String, platform: Platform, appKey: String = "imsim-app") {
+        self.userId = userId
+        self.deviceId = deviceId
+        self.platform = platform
+        self.appKey = appKey
+    }
+}
+
+/// Client-side timers. The driver schedules them on the device's monotonic clock.
+public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
+    case connackTimeout
+    case heartbeat
+    case pingTimeout
+    case reconnect
+    case backgroundClose
+    case connectTimeLimit
+    /// A request (PUBLISH qos 1 or QUERY) got no reply in 30 s.
+    case requestTimeout(messageId: UInt16)
+    case poll
+    public var description: String {
+        switch self {
+        case .connackTimeout: "connackTimeout"
+        case .heartbeat: "heartbeat"
+        case .pingTimeout: "pingTimeout"
+        case .reconnect: "reconnect"
+        case .backgroundClose: "backgroundClose"
+        case .connectTimeLimit: "connectTimeLimit"
+        case .requestTimeout(let m): "requestTimeout(#\(m))"
+        case .poll: "poll"
+        }
+    }
+}
+
+/// The SDK's public API, as calls.
+public enum ClientAPICall: Hashable, Sendable {
+    case connect(token: String, timeLimitSeconds: Int32)
+    /// Disconnect, keep push; ends reconnection.
+    case disconnect
+    /// Log out, no push; ends reconnection.
+    case logout
+    /// Insert the row (SENDING) and send. `content` is the JSON body. The row is returned at once
+    /// through `.messageInserted`.
+    case send(conversation: ConversationKey, objectName: String, content: String, pushText: String?, mentioned: Bool)
+    case resend(messageId: Int64)
+    case recall(messageId: Int64)
+    /// Private read receipt (RC:ReadNtf) with the sentTime of the last message read.
+    case sendReadReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
+    /// Clear unread up to a sentTime (and sync it to the user's other devices).
+    case clearUnread(conversation: ConversationKey, upToSentTime: Int64)
+    case joinChatroom(roomId: String, messageCount: Int32)
+    case joinExistChatroom(roomId: String, messageCount: Int32)
+    case quitChatroom(roomId: String)
+    case setChatroomKV(roomId: String, key: String, value: String, autoDelete: Bool, force: Bool)
+    case removeChatroomKV(roomId: String, key: String, force: Bool)
+    case getChatroomKV(roomId: String)
+    /// Local history page (messageId cursor, -1 = newest, ≤ 20).
+    case getHistory(conversation: ConversationKey, beforeMessageId: Int64, count: Int32)
+    /// Cloud history (qryPMsg/qryGMsg/qryCHMsg).
+    case getRemoteHistory(conversation: ConversationKey, beforeTime: Int64, count: Int32)
+}
+
+public enum TransportEvent: Hashable, Sendable {
+    case opened
+    case bytes([UInt8])
+    case closed(TransportCloseReason)
+}
+
+public enum AppLifecycle: Hashable, Sendable {
+    case foreground
+    case background
+}
+
+public enum ClientInput: Sendable {
+    case api(ClientAPICall)
+    case transport(TransportEvent)
+    case timerFired(ClientTimer)
+    case lifecycle(AppLifecycle)
+    case networkChanged(available: Bool)
+}
+
+/// A compact description of an outgoing frame, so drivers can trace without re-decoding bytes.
+public struct OutgoingFrame: Hashable, Sendable, CustomStringConvertible {
+    public var type: FrameType
+    public var messageId: UInt16
+    public var topic: String
+    public init(type: FrameType, messageId: UInt16 = 0, topic: String = "") {
+        self.type = type
+        self.messageId = messageId
+        self.topic = topic
+    }
+    public var description: String {
+        var s = "\(type)"
+        if !topic.isEmpty { s += " \(topic)" }
+        if messageId != 0 { s += " #\(messageId)" }
+        return s
+    }
+}
+
+public enum ClientEffect: Sendable {
+    /// Open a new transport connection to the server (the previous one, if any, is already closed).
+    case openConnection
+    /// Write bytes (stream framing) on the current connection.
+    case send([UInt8], frames: [OutgoingFrame])
+    /// Close the current connection.
+    case closeConnection
+    /// (Re)arm a timer; replaces any pending timer with the same id.
+    case setTimer(ClientTimer, after: SimDuration)
+    case cancelTimer(ClientTimer)
+    /// A callback to the app: the ledger of what the user saw.
+    case callback(AppCallback)
+    /// A fact for traces and oracles (state transitions, store changes, drops, cursor moves).
+    case note(ClientNote)
+}
+
+public enum AppCallback: Sendable {
+    case connectionStatus(ConnectionStatus)
+    case dbOpened(code: Int32)
+    case connected(userId: String)
+    case connectError(code: Int32)
+    /// The row `send` inserted (status SENDING), returned at once.
+    case messageInserted(StoredMessage)
+    /// success (`error == nil`, messageUId + server sentTime) or error(code, messageId).
+    case sendResult(messageId: Int64, messageUId: String?, sentTime: Int64, error: Int32?)
+    case received(StoredMessage, left: Int, offline: Bool, hasPackage: Bool)
+    case recalled(messageId: Int64, conversation: ConversationKey)
+    case readReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
+    /// Unread cleared by this user's other device (RC:SRSMsg).
+    case syncReadStatus(conversation: ConversationKey, upToSentTime: Int64)
+    case chatroomJoined(roomId: String)
+    case chatroomJoinFailed(roomId: String, code: Int32)
+    case chatroomQuit(roomId: String)
+    case chatroomKicked(roomId: String)
+    case chatroomDestroyed(roomId: String)
+    case chatroomKVSynced(roomId: String)
+    case chatroomKVUpdated(roomId: String, entries: [ChatroomKVEntry])
+    case chatroomKVRemoved(roomId: String, keys: [String])
+    case chatroomKVResult(roomId: String, key: String, error: Int32?)
+    case chatroomKV(roomId: String, entries: [ChatroomKVEntry], error: Int32?)
+    case history(conversation: ConversationKey, messages: [StoredMessage])
+    case remoteHistory(conversation: ConversationKey, messages: [StoredMessage], error: Int32?)
+}
+
+/// Facts for traces and oracles; never read back by the core.
+public enum ClientNote: Sendable {
+    /// Connection state machine transition (one line in the short log).
+    case state(from: String, to: String, reason: String)
+    /// A received message was written to the store (`isNew` false = dedup hit or update).
+    case stored(messageId: Int64, messageUId: String?, conversation: ConversationKey, sentTime: Int64,
+                direction: MessageDirection, isNew: Bool)
+    /// A received message was not stored or notified, and why (e.g. "s_msg during pull",
+    /// "dataTime ≤ inbox cursor", "older than room cursor", "status").
+    case skipped(messageUId: String?, conversation: ConversationKey, reason: String)
+    case cursor(name: String, value: Int64)
+    /// The next reconnect attempt is scheduled after `delay` (index in the schedule).
+    case reconnectScheduled(attempt: Int, delay: SimDuration)
+    /// A request timed out.
+    case requestTimedOut(messageId: UInt16, what: String)
+    /// Chatroom membership as the client sees it.
+    case chatroomState(roomId: String, joined: Bool)
+}
+
+/// Client SDK knobs. Defaults are the values of im-semantics.md; the world maps the scenario's
+/// `client` section onto this.
+public struct ClientConfig: Sendable, Hashable {
+    public var heartbeatInterval: SimDuration = .seconds(30)
+    public var pingTimeout: SimDuration = .seconds(6)
+    public var connackTimeout: SimDuration = .seconds(5)
+    public var requestTimeout: SimDuration = .seconds(30)
+    public var backgroundCloseAfter: SimDuration = .minutes(2)
+    /// 0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64 s, then the last value forever.
+    public var reconnectSchedule: [SimDuration] = [
+        .zero, .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
+        .seconds(16), .seconds(32), .seconds(64),
+    ]
+    /// Periodic inbox pull (the web SDK's 180 s); nil = off.
+    public var pollInterval: SimDuration?
+    /// A reconnecting device that finds another device of the same platform online gives up (31023).
+    public var reconnectKickEnable = false
+    /// The web SDK checks the link with one PINGREQ before the first pull.
+    public var pingBeforeFirstPull = false
+    public var registry = MessageTypeRegistry()
+    public var bugs: ClientBugs = []
+    public init() {}
+}
+
+/// Client-side bug switches (im-semantics §8), all off by default. Each is a small, named deviation
+/// in the real code path; Docs/bugs.md says what each models.
+public struct ClientBugs: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let b1 = ClientBugs(rawValue: 1 << 1)
+    public static let b3 = ClientBugs(rawValue: 1 << 3)
+    public static let b4 = ClientBugs(rawValue: 1 << 4)
+    public static let b5 = ClientBugs(rawValue: 1 << 5)
+    public static let b6 = ClientBugs(rawValue: 1 << 6)
+    public static let b7 = ClientBugs(rawValue: 1 << 7)
+    public static let b8 = ClientBugs(rawValue: 1 << 8)
+    public static let b10 = ClientBugs(rawValue: 1 << 10)
+    public static let b11 = ClientBugs(rawValue: 1 << 11)
+    public static let b14 = ClientBugs(rawValue: 1 << 14)
+
+    public init(_ switches: [BugSwitch]) {
+        self = []
+        for s in switches where s.side == .client {
+            insert(ClientBugs(rawValue: 1 << UInt32(s.number)))
+        }
+    }
+}

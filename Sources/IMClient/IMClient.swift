@@ -1,1 +1,0 @@
-// IMClient: see Docs/architecture.md. Filled in by its issue.
