@@ -17,6 +17,7 @@ struct IMSimCommand: ParsableCommand {
             DecodeCommand.self,
             EncodeCommand.self,
             FuzzCommand.self,
+            RunCommand.self,
             StoreCommand.self,
             TraceCommand.self,
         ]

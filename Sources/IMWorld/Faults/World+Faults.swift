@@ -1,0 +1,109 @@
+import IMClient
+import IMWire
+import SimKernel
+
+extension World {
+    /// Schedules the first occurrence of every enabled random fault (per device or world-wide).
+    func scheduleFaults() {
+        for kind in FaultKind.allCases {
+            guard let rate = faults[kind], rate.rate.meanInterval != nil else { continue }
+            if kind.isPerDevice {
+                for d in devices.indices { scheduleNextFault(kind, device: d) }
+            } else {
+                scheduleNextFault(kind, device: -1)
+            }
+        }
+    }
+
+    func scheduleNextFault(_ kind: FaultKind, device d: Int) {
+        guard let mean = faults[kind]?.rate.meanInterval else { return }
+        let at = sim.now + faultRng.exponential(mean: mean)
+        guard at < healAt else { return }
+        sim.schedule(.faultStart(kind, device: Int32(d)), to: d >= 0 ? node(d) : serverNode, at: at)
+    }
+
+    func faultDuration(_ kind: FaultKind, default range: ClosedRange<SimDuration>) -> SimDuration {
+        faultRng.uniform(faults[kind]?.durationRange ?? range)
+    }
+
+    func faultStart(_ kind: FaultKind, device d: Int) {
+        guard phase == .active else { return }
+        defer { scheduleNextFault(kind, device: d) }
+        // Device faults only touch started apps (a phone that is off has no network to break).
+        if d >= 0, !devices[d].isRunning, kind != .kill { return }
+        stats.faultsInjected += 1
+        switch kind {
+        case .reset:
+            guard devices[d].connection != nil else { return }
+            note(.fault(kind, device: d, started: true, detail: ""))
+            resetConnection(device: d)
+        case .halfOpen:
+            guard devices[d].connection != nil else { return }
+            note(.fault(kind, device: d, started: true, detail: ""))
+            halfOpenConnection(device: d)
+        case .partition:
+            let len = faultDuration(kind, default: .seconds(5)...SimDuration.seconds(60))
+            devices[d].partitionedUntil = max(devices[d].partitionedUntil, sim.now + len)
+            note(.fault(kind, device: d, started: true, detail: "for \(len)"))
+            sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)
+        case .serverPartition:
+            let len = faultDuration(kind, default: .seconds(2)...SimDuration.seconds(20))
+            server.partitionedUntil = max(server.partitionedUntil, sim.now + len)
+            note(.fault(kind, device: nil, started: true, detail: "for \(len)"))
+            sim.schedule(.faultEnd(kind, device: -1), to: serverNode, after: len)
+        case .latencySpike:
+            let len = faultDuration(kind, default: .seconds(2)...SimDuration.seconds(20))
+            devices[d].latencyFactor = faults[kind]?.factor ?? 10
+            devices[d].spikeUntil = max(devices[d].spikeUntil, sim.now + len)
+            note(.fault(kind, device: d, started: true, detail: "×\(devices[d].latencyFactor) for \(len)"))
+            sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)
+        case .flap:
+            let count = faults[kind]?.count ?? 3
+            let period = faults[kind]?.period?.duration ?? .seconds(2)
+            note(.fault(kind, device: d, started: true, detail: "\(count)× every \(period)"))
+            // Down now, up after half a period, down again a period later, … `count` times.
+            let half = SimDuration(nanoseconds: period.nanoseconds / 2)
+            for i in 0..<count {
+                let base = period * Int64(i)
+                sim.schedule(.network(device: Int32(d), up: false), to: node(d), after: base)
+                sim.schedule(.network(device: Int32(d), up: true), to: node(d), after: base + half)
+            }
+        case .background:
+            guard devices[d].isForeground else { return }
+            let len = faultDuration(kind, default: .seconds(10)...SimDuration.minutes(5))
+            note(.fault(kind, device: d, started: true, detail: "for \(len)"))
+            appBackground(d)
+            sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)
+        case .kill:
+            guard devices[d].isRunning else { return }
+            let len = faultDuration(kind, default: .seconds(1)...SimDuration.seconds(30))
+            note(.fault(kind, device: d, started: true, detail: "restart after \(len)"))
+            appKill(d)
+            sim.schedule(.appStart(device: Int32(d)), to: node(d), after: len)
+        case .clockStep:
+            let range = faults[kind]?.stepRange ?? (.seconds(-60)...SimDuration.seconds(60))
+            let by = faultRng.uniform(range)
+            devices[d].clock.step(byMs: by.milliseconds)
+            note(.clockStep(device: d, byMs: by.milliseconds))
+        case .serverCrash:
+            let len = faultDuration(kind, default: .seconds(1)...SimDuration.seconds(20))
+            note(.fault(kind, device: nil, started: true, detail: "down for \(len)"))
+            serverCrash(downFor: len)
+        }
+    }
+
+    func faultEnd(_ kind: FaultKind, device d: Int) {
+        switch kind {
+        case .partition, .serverPartition:
+            note(.fault(kind, device: d >= 0 ? d : nil, started: false, detail: ""))
+        case .latencySpike:
+            if devices[d].spikeUntil <= sim.now { devices[d].latencyFactor = 1 }
+            note(.fault(kind, device: d, started: false, detail: ""))
+        case .background:
+            appForeground(d)
+            note(.fault(kind, device: d, started: false, detail: ""))
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import IMClient
+import IMStore
+import IMWire
+import SimKernel
+
+extension World {
+    func rate(_ kind: WorkloadKind) -> RateValue? {
+        guard let w = scenario.workload else { return nil }
+        switch kind {
+        case .privateMessage: return w.privateRate
+        case .groupMessage: return w.groupRate
+        case .chatroomMessage: return w.chatroomRate
+        case .like: return w.likeRate
+        case .churn: return w.churnRate
+        case .read: return w.readRate
+        case .typing: return w.typingRate
+        case .burstStart, .burstLike, .recall, .rejoin: return nil
+        }
+    }
+
+    func scheduleWorkload() {
+        guard let w = scenario.workload else { return }
+        for u in users.indices where users[u].active {
+            for kind in [WorkloadKind.privateMessage, .groupMessage, .chatroomMessage, .like, .churn, .read, .typing] {
+                if kind == .groupMessage && users[u].groups.isEmpty { continue }
+                if [.chatroomMessage, .like, .churn].contains(kind) && users[u].rooms.isEmpty { continue }
+                scheduleNext(kind, user: u)
+            }
+        }
+        if let b = w.bursts, b.every.duration > .zero {
+            sim.schedule(.workload(user: -1, kind: .burstStart), to: worldNode, after: b.every.duration)
+        }
+    }
+
+    func scheduleNext(_ kind: WorkloadKind, user u: Int, mean: SimDuration? = nil) {
+        guard let m = mean ?? rate(kind)?.meanInterval else { return }
+        let at = sim.now + users[u].workloadRng.exponential(mean: m)
+        guard at < healAt else { return }
+        let d = users[u].devices.first ?? 0
+        sim.schedule(.workload(user: Int32(u), kind: kind), to: node(d), at: at)
+    }
+
+    /// The device a user acts from: the first running one that is connected, else the first
+    /// running one (a user may well send while offline; the SDK fails it).
+    func actingDevice(_ u: Int) -> Int? {
+        let running = users[u].devices.filter { devices[$0].isRunning && devices[$0].isForeground }
+        return running.first { devices[$0].status == .connected } ?? running.first
+    }
+
+    func textContent(_ u: Int) -> String {
+        let n = users[u].workloadRng.below(1_000_000)
+        return "{\"content\":\"\(users[u].id) says \(n)\"}"
+    }
+
+    func workload(user u: Int, kind: WorkloadKind) {
+        if u < 0 {
+            burst()
+            return
+        }
+        guard phase == .active else { return }
+        defer {
+            switch kind {
+            case .burstLike, .recall, .rejoin, .burstStart: break
+            default: scheduleNext(kind, user: u)
+            }
+        }
+        guard let d = actingDevice(u) else { return }
+        var rng = users[u].workloadRng
+        defer { users[u].workloadRng = rng }
+        switch kind {
+        case .privateMessage:
+            guard let peer = rng.pick(users[u].contacts) else { return }
+            appCall(d, .send(conversation: ConversationKey(.privateChat, peer), objectName: "RC:TxtMsg",
+                             content: textContent(u), pushText: nil, mentioned: false))
+        case .groupMessage:
+            guard let g = rng.pick(users[u].groups) else { return }
+            appCall(d, .send(conversation: ConversationKey(.group, g), objectName: "RC:TxtMsg",
+                             content: textContent(u), pushText: nil, mentioned: false))
+        case .chatroomMessage:
+            guard let r = users[u].rooms.first else { return }
+            appCall(d, .send(conversation: ConversationKey(.chatroom, r), objectName: "RC:TxtMsg",
+                             content: textContent(u), pushText: nil, mentioned: false))
+        case .like, .burstLike:
+            guard let r = users[u].rooms.first, let w = scenario.workload else { return }
+            appCall(d, .send(conversation: ConversationKey(.chatroom, r), objectName: w.likeType,
+                             content: "{\"like\":1}", pushText: nil, mentioned: false))
+            if kind == .burstLike, let b = w.bursts, let mean = b.rate.meanInterval {
+                let next = sim.now + rng.exponential(mean: mean)
+                if next < burstUntil && next < healAt {
+                    sim.schedule(.workload(user: Int32(u), kind: .burstLike), to: node(d), at: next)
+                }
+            }
+        case .churn:
+            guard let r = users[u].rooms.first else { return }
+            appCall(d, .quitChatroom(roomId: r))
+            sim.schedule(.workload(user: Int32(u), kind: .rejoin), to: node(d),
+                         after: rng.uniform(SimDuration.seconds(1)...SimDuration.seconds(20)))
+        case .rejoin:
+            guard let r = users[u].rooms.first else { return }
+            let count = rooms.first { $0.id == r }?.joinCount ?? 10
+            appCall(d, .joinChatroom(roomId: r, messageCount: count))
+        case .read:
+            // The user opens the first conversation with unread messages.
+            guard let conv = (try? devices[d].store.conversationList())?.first(where: { $0.unreadCount > 0 }) else { return }
+            let last = conv.latestTime
+            if conv.key.type == .privateChat {
+                appCall(d, .sendReadReceipt(conversation: conv.key, lastMessageSentTime: last))
+            }
+            appCall(d, .clearUnread(conversation: conv.key, upToSentTime: last))
+        case .typing:
+            guard let peer = rng.pick(users[u].contacts) else { return }
+            appCall(d, .send(conversation: ConversationKey(.privateChat, peer), objectName: "RC:TypSts",
+                             content: "{\"typingContentType\":\"RC:TxtMsg\"}", pushText: nil, mentioned: false))
+        case .recall:
+            for dev in users[u].devices where !devices[dev].recallQueue.isEmpty {
+                let id = devices[dev].recallQueue.removeFirst()
+                if devices[dev].isRunning { appCall(dev, .recall(messageId: id)) }
+                break
+            }
+        case .burstStart:
+            break
+        }
+        runPendingAppCalls()
+    }
+
+    /// A like storm: every member of every room sends likes at the burst rate for `length`.
+    func burst() {
+        guard phase == .active, let b = scenario.workload?.bursts, let mean = b.rate.meanInterval else { return }
+        burstUntil = sim.now + b.length.duration
+        for u in users.indices where users[u].active && !users[u].rooms.isEmpty {
+            let at = sim.now + users[u].workloadRng.exponential(mean: mean)
+            if at < burstUntil {
+                sim.schedule(.workload(user: Int32(u), kind: .burstLike), to: node(users[u].devices[0]), at: at)
+            }
+        }
+        sim.schedule(.workload(user: -1, kind: .burstStart), to: worldNode, after: b.every.duration)
+    }
+}

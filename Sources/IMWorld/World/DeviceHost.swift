@@ -1,0 +1,71 @@
+import IMClient
+import IMServer
+import IMStore
+import IMWire
+import SimKernel
+
+/// A simulated device: the real client core and store, plus everything the world models around
+/// it (clock, app lifecycle, network interface, current connection, timers).
+struct DeviceHost {
+    enum Lifecycle: Equatable {
+        case notStarted
+        case running(foreground: Bool)
+        case killed
+    }
+
+    let index: Int
+    let userIndex: Int
+    let identity: DeviceIdentity
+    let token: String
+    let autoConnect: Bool
+    /// The real SDK core; nil while the app is not running.
+    var core: ClientCore?
+    /// Survives app kills (the database file of a real phone).
+    let store: IMStore
+    var clock: DeviceClock
+    var conditions: NetworkConditions
+    var lifecycle: Lifecycle = .notStarted
+    var networkUp = true
+    /// Index of the connection the core currently owns.
+    var connection: UInt32?
+    var timers: [ClientTimer: EventID] = [:]
+    var partitionedUntil: SimTime = .zero
+    var latencyFactor: Int64 = 1
+    var spikeUntil: SimTime = .zero
+    /// The network PRNG stream of this device (latencies, splits, refusals).
+    var rng: RandomStream
+
+    // What the app knows (from callbacks), used by the world's app behaviour and script actions.
+    var status: ConnectionStatus = .unconnected
+    var connectedOnce = false
+    var joinedRoomsThisAppRun = false
+    var gaveUp = false
+    var lastInsertedMessageId: Int64?
+    var lastFailedMessageId: Int64?
+    var lastSentOk: (messageId: Int64, messageUId: String)?
+    var recallQueue: [Int64] = []
+
+    var isRunning: Bool { if case .running = lifecycle { true } else { false } }
+    var isForeground: Bool { lifecycle == .running(foreground: true) }
+}
+
+/// The server side: the real server core and its clock and timers.
+struct ServerHost {
+    var core: ServerCore
+    let clock: ServerClock
+    var up = true
+    var timers: [ServerTimer: EventID] = [:]
+    var partitionedUntil: SimTime = .zero
+}
+
+/// A user of the scenario.
+struct UserHost {
+    let id: String
+    var devices: [Int]
+    var groups: [String] = []
+    var rooms: [String] = []
+    /// Users this one talks to privately (sorted).
+    var contacts: [String] = []
+    var active = true
+    var workloadRng: RandomStream
+}

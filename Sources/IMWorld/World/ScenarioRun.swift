@@ -1,0 +1,44 @@
+import SimKernel
+
+/// One run of a scenario with the oracles attached: what `imsim run`, sweeps, tests and the
+/// library use. Wall-clock timing is the caller's business (the simulation never reads a clock).
+public final class ScenarioRun {
+    public let world: World
+    public let suite: OracleSuite?
+    public let statistics = RunStatistics()
+    public private(set) var stopReason: StopReason?
+
+    /// - Parameters:
+    ///   - scenarioArgument: how the scenario was named on the command line (for repro lines).
+    ///   - oracles: nil runs without oracles.
+    public init(scenario: Scenario, seed: UInt64, scenarioArgument: String? = nil,
+                oracles: OracleOptions? = nil, observers: [any WorldObserver] = []) throws(ScenarioError) {
+        world = try World(scenario: scenario, seed: seed)
+        world.addObserver(statistics)
+        if var o = oracles {
+            if o.scenarioArgument.isEmpty { o.scenarioArgument = scenarioArgument ?? scenario.name }
+            let s = OracleSuite(options: o)
+            s.attach(to: world)
+            suite = s
+        } else {
+            suite = nil
+        }
+        for o in observers { world.addObserver(o) }
+    }
+
+    /// Runs to the end of the liveness phase, `until`, or the first violation (if the oracles
+    /// stop at the first one).
+    @discardableResult
+    public func run(until: SimTime? = nil) -> StopReason {
+        let r = world.run(until: until)
+        stopReason = r
+        return r
+    }
+
+    public var violations: [Violation] { suite?.violations ?? [] }
+
+    public func report(wallSeconds: Double = 0) -> RunReport {
+        RunReport(world: world, statistics: statistics, wallSeconds: wallSeconds,
+                  stopReason: stopReason ?? .queueEmpty, violations: violations)
+    }
+}

@@ -1,0 +1,165 @@
+import IMClient
+import IMStore
+import IMWire
+import SimKernel
+
+extension World {
+    /// Feeds one input to a device's client core and applies what it returns.
+    func clientInput(_ d: Int, _ input: ClientInput) {
+        guard devices[d].core != nil else { return }
+        let local = devices[d].clock.wallMs(at: sim.now)
+        for o in observers { o.world(self, device: d, input: input, localMs: local) }
+        let effects = devices[d].core!.handle(input, now: DeviceTime(milliseconds: local))
+        applyClientEffects(effects, device: d)
+        runPendingAppCalls()
+    }
+
+    func applyClientEffects(_ effects: [ClientEffect], device d: Int) {
+        for o in observers { o.world(self, device: d, effects: effects) }
+        for effect in effects {
+            switch effect {
+            case .openConnection:
+                openConnection(device: d)
+            case .send(let bytes, _):
+                clientWrite(device: d, bytes)
+            case .closeConnection:
+                clientClose(device: d)
+            case .setTimer(let timer, let after):
+                if let old = devices[d].timers[timer] { sim.cancel(old) }
+                let delay = devices[d].clock.simDuration(forLocal: after)
+                devices[d].timers[timer] = sim.schedule(.clientTimer(device: Int32(d), timer), to: node(d), after: delay)
+            case .cancelTimer(let timer):
+                if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
+            case .callback(let cb):
+                appCallback(cb, device: d)
+            case .note:
+                break
+            }
+        }
+    }
+
+    /// Calls the app makes in reaction to callbacks run after the SDK finished its current work,
+    /// like a real app's callback queue.
+    func runPendingAppCalls() {
+        guard !inBatch else { return }
+        inBatch = true
+        while !pendingAppCalls.isEmpty {
+            let (d, call) = pendingAppCalls.removeFirst()
+            clientInput(d, .api(call))
+        }
+        inBatch = false
+    }
+
+    func appCall(_ d: Int, _ call: ClientAPICall) {
+        pendingAppCalls.append((d, call))
+    }
+
+    /// What the simulated app does with the SDK's callbacks.
+    func appCallback(_ cb: AppCallback, device d: Int) {
+        switch cb {
+        case .connectionStatus(let s):
+            devices[d].status = s
+        case .connected:
+            devices[d].connectedOnce = true
+            devices[d].status = .connected
+            if !devices[d].joinedRoomsThisAppRun {
+                devices[d].joinedRoomsThisAppRun = true
+                let user = users[devices[d].userIndex]
+                // One room at a time by default: the app joins the first room it belongs to.
+                if let roomId = user.rooms.first, let spec = rooms.first(where: { $0.id == roomId }) {
+                    appCall(d, .joinChatroom(roomId: roomId, messageCount: spec.joinCount))
+                }
+            }
+        case .connectError:
+            devices[d].gaveUp = true
+        case .messageInserted(let row):
+            devices[d].lastInsertedMessageId = row.messageId
+            stats.apiSends += 1
+        case .sendResult(let id, let uid, _, let error):
+            if error != nil {
+                devices[d].lastFailedMessageId = id
+            } else if let uid {
+                devices[d].lastSentOk = (id, uid)
+                if let rate = scenario.workload?.recallProbability.ratio, !rate.isZero,
+                   users[devices[d].userIndex].workloadRng.chance(rate) {
+                    let delay = users[devices[d].userIndex].workloadRng.uniform(SimDuration.seconds(1)...SimDuration.seconds(90))
+                    devices[d].recallQueue.append(id)
+                    sim.schedule(.workload(user: Int32(devices[d].userIndex), kind: .recall), to: node(d), after: delay)
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: - App lifecycle
+
+    func appStart(_ d: Int) {
+        guard phase != .finished else { return }
+        if devices[d].isRunning { return }
+        devices[d].core = ClientCore(identity: devices[d].identity, config: clientConfig, store: devices[d].store)
+        devices[d].lifecycle = .running(foreground: true)
+        devices[d].joinedRoomsThisAppRun = false
+        devices[d].gaveUp = false
+        note(.lifecycle(device: d, .started))
+        if devices[d].autoConnect {
+            clientInput(d, .api(.connect(token: devices[d].token, timeLimitSeconds: 0)))
+        }
+    }
+
+    func appKill(_ d: Int) {
+        guard devices[d].isRunning else { return }
+        // The OS closes the app's sockets (FIN to the server) and its timers die with it.
+        if devices[d].connection != nil { clientClose(device: d) }
+        for (_, id) in devices[d].timers.sorted(by: { $0.value.sequence < $1.value.sequence }) { sim.cancel(id) }
+        devices[d].timers = [:]
+        devices[d].core = nil
+        devices[d].lifecycle = .killed
+        devices[d].status = .unconnected
+        stats.appKills += 1
+        note(.lifecycle(device: d, .killed))
+    }
+
+    func appBackground(_ d: Int) {
+        guard devices[d].isForeground else { return }
+        devices[d].lifecycle = .running(foreground: false)
+        note(.lifecycle(device: d, .background))
+        clientInput(d, .lifecycle(.background))
+    }
+
+    func appForeground(_ d: Int) {
+        guard devices[d].isRunning, !devices[d].isForeground else { return }
+        devices[d].lifecycle = .running(foreground: true)
+        note(.lifecycle(device: d, .foreground))
+        clientInput(d, .lifecycle(.foreground))
+    }
+
+    func setNetwork(_ d: Int, up: Bool, changeInterface: Bool = false) {
+        if !up {
+            guard devices[d].networkUp else { return }
+            devices[d].networkUp = false
+            dropLocalConnection(d)
+            note(.network(device: d, up: false))
+            clientInput(d, .networkChanged(available: false))
+        } else {
+            if devices[d].networkUp && !changeInterface { return }
+            if devices[d].networkUp { dropLocalConnection(d) }   // wifi ↔ cellular: the old socket dies
+            devices[d].networkUp = true
+            note(.network(device: d, up: true))
+            clientInput(d, .networkChanged(available: true))
+        }
+    }
+
+    /// The device's interface went away: its socket errors locally at once; the server is not
+    /// told (the path is gone), so its side stays half-open until its idle timeout.
+    func dropLocalConnection(_ d: Int) {
+        guard let c = devices[d].connection else { return }
+        connections[Int(c)].blackholed = true
+        connections[Int(c)].up.clear()
+        connections[Int(c)].down.clear()
+        devices[d].connection = nil
+        connections[Int(c)].clientAttached = false
+        if let t = connections[Int(c)].connectTimeout { sim.cancel(t) }
+        clientInput(d, .transport(.closed(.networkDown)))
+    }
+}

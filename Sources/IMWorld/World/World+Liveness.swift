@@ -1,0 +1,56 @@
+import IMClient
+import IMWire
+import SimKernel
+
+extension World {
+    /// The liveness phase begins: every fault heals, every device comes back to the foreground
+    /// with network, the server is up; the workload stops. The run continues until every device
+    /// converged or the deadline passes.
+    func heal() {
+        guard phase == .active else { return }
+        phase = .liveness
+        note(.phase(.liveness))
+        server.partitionedUntil = sim.now
+        if !server.up { serverRestart() }
+        for d in devices.indices {
+            devices[d].partitionedUntil = sim.now
+            devices[d].spikeUntil = sim.now
+            devices[d].latencyFactor = 1
+            switch devices[d].lifecycle {
+            case .killed: appStart(d)
+            case .running(foreground: false): appForeground(d)
+            default: break
+            }
+            if !devices[d].networkUp { setNetwork(d, up: true) }
+        }
+        runPendingAppCalls()
+        sim.schedule(.convergenceCheck, to: worldNode, after: .seconds(1))
+        sim.schedule(.end, to: worldNode, at: deadline)
+    }
+
+    /// Devices expected to be online at the end: started, not deliberately offline, not given up
+    /// for a fatal reason, not kicked by another device.
+    public func expectedOnline(_ d: Int) -> Bool {
+        devices[d].isRunning && !deliberatelyOffline.contains(d) && !devices[d].gaveUp
+            && devices[d].status != .kickedOfflineByOtherClient && devices[d].status != .signOut
+    }
+
+    public var isConverged: Bool {
+        for d in devices.indices where expectedOnline(d) && devices[d].status != .connected { return false }
+        if bytesInFlight > 0 { return false }
+        return convergenceChecks.allSatisfy { $0(self) }
+    }
+
+    func convergenceCheck() {
+        guard phase == .liveness else { return }
+        if isConverged {
+            convergedAt = sim.now
+            finish()
+            sim.requestStop()
+            return
+        }
+        if sim.now + .seconds(1) <= deadline {
+            sim.schedule(.convergenceCheck, to: worldNode, after: .seconds(1))
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import IMClient
+import IMServer
+import IMStore
+import IMWire
+import SimKernel
+
+extension World {
+    func runScript(step i: Int, repeatIndex: Int) {
+        guard phase != .finished else { return }
+        let step = scenario.script[i]
+        let d = step.device.flatMap { deviceIndexById[$0] }
+        if repeatIndex == 0 { note(.script(step: i, action: step.action.kind.rawValue)) }
+        switch step.action {
+        case .connect(let limit):
+            guard let d else { return }
+            deliberatelyOffline.remove(d)
+            if !devices[d].isRunning { appStart(d) }
+            appCall(d, .connect(token: devices[d].token, timeLimitSeconds: limit))
+        case .disconnect:
+            guard let d else { return }
+            deliberatelyOffline.insert(d)
+            appCall(d, .disconnect)
+        case .logout:
+            guard let d else { return }
+            deliberatelyOffline.insert(d)
+            appCall(d, .logout)
+        case .send(let s):
+            guard let d else { return }
+            let content: String
+            if let c = s.content {
+                content = c
+            } else {
+                let escaped = (s.text ?? "").replacingJSONSpecials()
+                content = s.count > 1 ? "{\"content\":\"\(escaped) #\(repeatIndex + 1)\"}" : "{\"content\":\"\(escaped)\"}"
+            }
+            appCall(d, .send(conversation: s.to, objectName: s.objectName, content: content, pushText: nil, mentioned: s.mentionAll))
+            if repeatIndex + 1 < s.count {
+                sim.schedule(.script(step: Int32(i), repeatIndex: Int32(repeatIndex + 1)), to: worldNode, after: s.interval)
+            }
+        case .resendLastFailed:
+            guard let d, let id = devices[d].lastFailedMessageId else { return }
+            appCall(d, .resend(messageId: id))
+        case .recallLastSent:
+            guard let d, let last = devices[d].lastSentOk else { return }
+            appCall(d, .recall(messageId: last.messageId))
+        case .read(let conv):
+            guard let d else { return }
+            let last = (try? devices[d].store.conversation(conv))??.latestTime ?? 0
+            if conv.type == .privateChat { appCall(d, .sendReadReceipt(conversation: conv, lastMessageSentTime: last)) }
+            appCall(d, .clearUnread(conversation: conv, upToSentTime: last))
+        case .clearUnread(let conv):
+            guard let d else { return }
+            let last = (try? devices[d].store.conversation(conv))??.latestTime ?? 0
+            appCall(d, .clearUnread(conversation: conv, upToSentTime: last))
+        case .joinChatroom(let room, let count):
+            guard let d else { return }
+            appCall(d, .joinChatroom(roomId: room, messageCount: count))
+        case .joinExistChatroom(let room, let count):
+            guard let d else { return }
+            appCall(d, .joinExistChatroom(roomId: room, messageCount: count))
+        case .quitChatroom(let room):
+            guard let d else { return }
+            appCall(d, .quitChatroom(roomId: room))
+        case .setKV(let room, let key, let value, let autoDelete, let force):
+            guard let d else { return }
+            appCall(d, .setChatroomKV(roomId: room, key: key, value: value, autoDelete: autoDelete, force: force))
+        case .removeKV(let room, let key, let force):
+            guard let d else { return }
+            appCall(d, .removeChatroomKV(roomId: room, key: key, force: force))
+        case .history(let conv, let count):
+            guard let d else { return }
+            appCall(d, .getHistory(conversation: conv, beforeMessageId: -1, count: count))
+        case .background:
+            if let d { appBackground(d) }
+        case .foreground:
+            if let d { appForeground(d) }
+        case .kill:
+            if let d { appKill(d) }
+        case .restart:
+            if let d { appStart(d) }
+        case .network(let state):
+            guard let d else { return }
+            setNetwork(d, up: state != .none, changeInterface: state != .none)
+        case .clockStep(let by):
+            guard let d else { return }
+            devices[d].clock.step(byMs: by.milliseconds)
+            note(.clockStep(device: d, byMs: by.milliseconds))
+        case .partition(let target, let length):
+            if target == "server" {
+                server.partitionedUntil = max(server.partitionedUntil, sim.now + length)
+                note(.fault(.serverPartition, device: nil, started: true, detail: "for \(length) (script)"))
+            } else if let t = deviceIndexById[target] {
+                devices[t].partitionedUntil = max(devices[t].partitionedUntil, sim.now + length)
+                note(.fault(.partition, device: t, started: true, detail: "for \(length) (script)"))
+            }
+        case .resetConnection:
+            guard let d else { return }
+            note(.fault(.reset, device: d, started: true, detail: "(script)"))
+            resetConnection(device: d)
+        case .halfOpenConnection:
+            guard let d else { return }
+            note(.fault(.halfOpen, device: d, started: true, detail: "(script)"))
+            halfOpenConnection(device: d)
+        case .latencySpike(let factor, let length):
+            for t in (d.map { [$0] } ?? Array(devices.indices)) {
+                devices[t].latencyFactor = factor
+                devices[t].spikeUntil = max(devices[t].spikeUntil, sim.now + length)
+            }
+            note(.fault(.latencySpike, device: d, started: true, detail: "×\(factor) for \(length) (script)"))
+        case .serverCrash(let downFor):
+            note(.fault(.serverCrash, device: nil, started: true, detail: "down for \(downFor) (script)"))
+            serverCrash(downFor: downFor)
+        case .server(let call):
+            guard server.up else { return }
+            serverInput(.api(serverCall(call)))
+        }
+        runPendingAppCalls()
+    }
+
+    func serverCall(_ call: ServerScriptCall) -> ServerAPICall {
+        switch call {
+        case .banChatroomUser(let r, let u, let d): .banChatroomUser(roomId: r, userId: u, durationMs: d.milliseconds)
+        case .muteChatroomUser(let r, let u, let d): .muteChatroomUser(roomId: r, userId: u, durationMs: d.milliseconds)
+        case .destroyChatroom(let r): .destroyChatroom(roomId: r)
+        case .systemMessage(let u, let t):
+            .sendSystemMessage(toUserId: u, objectName: "RC:TxtMsg", content: Array("{\"content\":\"\(t.replacingJSONSpecials())\"}".utf8))
+        case .broadcast(let t):
+            .broadcast(objectName: "RC:TxtMsg", content: Array("{\"content\":\"\(t.replacingJSONSpecials())\"}".utf8))
+        }
+    }
+}
+
+extension String {
+    func replacingJSONSpecials() -> String {
+        var out = ""
+        for ch in unicodeScalars {
+            switch ch {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if ch.value < 0x20 {
+                    let h = String(ch.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+                } else {
+                    out.unicodeScalars.append(ch)
+                }
+            }
+        }
+        return out
+    }
+}

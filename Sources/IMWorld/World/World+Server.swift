@@ -1,0 +1,62 @@
+import IMServer
+import IMWire
+import SimKernel
+
+extension World {
+    func serverInput(_ input: ServerInput) {
+        let ms = server.clock.ms(at: sim.now)
+        for o in observers { o.world(self, serverInput: input, serverMs: ms) }
+        let effects = server.core.handle(input, now: ms)
+        applyServerEffects(effects)
+    }
+
+    func applyServerEffects(_ effects: [ServerEffect]) {
+        for o in observers { o.world(self, serverEffects: effects) }
+        for effect in effects {
+            switch effect {
+            case .send(let conn, let bytes, _):
+                serverWrite(conn, bytes)
+            case .close(let conn):
+                serverClose(conn)
+            case .setTimer(let timer, let after):
+                if let old = server.timers[timer] { sim.cancel(old) }
+                server.timers[timer] = sim.schedule(.serverTimer(timer), to: serverNode, after: after)
+            case .cancelTimer(let timer):
+                if let old = server.timers.removeValue(forKey: timer) { sim.cancel(old) }
+            case .event:
+                break
+            }
+        }
+    }
+
+    /// The server process dies: every connection's server side vanishes (the host's kernel sends
+    /// RST), timers die, and it restarts after `downFor` with volatile state lost.
+    func serverCrash(downFor: SimDuration) {
+        guard server.up else { return }
+        server.up = false
+        stats.serverCrashes += 1
+        note(.serverDown)
+        for (_, id) in server.timers.sorted(by: { $0.value.sequence < $1.value.sequence }) { sim.cancel(id) }
+        server.timers = [:]
+        for c in connections.indices where connections[c].serverAttached {
+            connections[c].serverAttached = false
+            connections[c].up.clear()
+            connections[c].down.clear()
+            if connections[c].clientAttached && !connections[c].blackholed {
+                let d = connections[c].device
+                sim.schedule(.closeNotice(connection: UInt32(c), toServer: false, reason: .reset), to: node(d),
+                             after: latency(d, toServer: false))
+            } else {
+                connections[c].phase = .closed
+            }
+        }
+        sim.schedule(.serverRestart, to: serverNode, after: downFor)
+    }
+
+    func serverRestart() {
+        guard !server.up else { return }
+        server.up = true
+        note(.serverUp)
+        applyServerEffects(server.core.crashAndRestart(now: server.clock.ms(at: sim.now)))
+    }
+}

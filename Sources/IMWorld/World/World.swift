@@ -1,0 +1,206 @@
+import IMClient
+import IMServer
+import IMStore
+import IMWire
+import SimKernel
+
+/// The simulated world: the real client cores (one per device, each with its real SQLite store)
+/// and the real server core, connected by simulated TCP links, driven by one seeded kernel.
+/// A run is a pure function of (scenario, seed, build).
+public final class World {
+    public let scenario: Scenario
+    public let seed: UInt64
+    public let sim: Simulator<WorldEvent>
+    public internal(set) var phase: RunPhase = .active
+
+    var devices: [DeviceHost] = []
+    var users: [UserHost] = []
+    var userIndex: [String: Int] = [:]
+    var deviceIndexById: [String: Int] = [:]
+    var server: ServerHost
+    var connections: [SimConnection] = []
+    var observers: [any WorldObserver] = []
+    public internal(set) var stats = WorldStats()
+
+    var faultRng: RandomStream
+    let faults: [FaultKind: FaultRate]
+    public let clientConfig: ClientConfig
+    let groups: [String: [String]]
+    let rooms: [ChatroomSpec]
+    let healAt: SimTime
+    let deadline: SimTime
+    let tcpConnectTimeout = SimDuration.seconds(10)
+    var pendingAppCalls: [(device: Int, call: ClientAPICall)] = []
+    var burstUntil: SimTime = .zero
+    /// Devices the script disconnected or logged out on purpose (not expected to converge).
+    var deliberatelyOffline: Set<Int> = []
+    var inBatch = false
+    /// Extra convergence conditions (the oracles' "everything delivered"), checked in liveness.
+    public var convergenceChecks: [(World) -> Bool] = []
+    public internal(set) var convergedAt: SimTime?
+
+    /// Builds the world. Throws for scenario problems only found when building (population).
+    public init(scenario: Scenario, seed: UInt64) throws(ScenarioError) {
+        self.scenario = scenario
+        self.seed = seed
+        sim = Simulator(seed: seed)
+        let streams = sim.streams
+        faultRng = streams.stream("faults")
+        let epoch = scenario.epochMs ?? Scenario.defaultEpochMs
+
+        // People and places (explicit + generated population).
+        var builder = PopulationBuilder(scenario: scenario, streams: streams)
+        try builder.build()
+        groups = builder.groups
+        rooms = builder.rooms
+        clientConfig = World.clientConfig(scenario)
+        let serverConfig = World.serverConfig(scenario)
+        var directory = ServerDirectory()
+        for u in builder.users {
+            let state: ServerDirectory.TokenState = switch u.token {
+            case .valid: .valid
+            case .expired: .expired
+            case .revoked: .revoked
+            }
+            directory.addUser(u.id, token: World.token(for: u.id), state: state)
+            if u.banned { directory.bannedUsers.insert(u.id) }
+        }
+        directory.groups = builder.groups
+        for g in scenario.groups where !g.muted.isEmpty { directory.groupMutes[g.id] = Set(g.muted) }
+        directory.chatrooms = builder.rooms.filter(\.keepAlive).map(\.id)
+        for r in builder.rooms where !r.whitelist.isEmpty { directory.chatroomWhitelists[r.id] = r.whitelist }
+        server = ServerHost(core: ServerCore(config: serverConfig, directory: directory), clock: ServerClock(epochMs: epoch))
+
+        // Faults (swarm: a random subset with scaled rates, drawn from its own stream).
+        var chosen = scenario.faults?.random ?? [:]
+        if scenario.swarm {
+            var swarmRng = streams.stream("swarm")
+            var picked: [FaultKind: FaultRate] = [:]
+            for kind in FaultKind.allCases {
+                guard var rate = chosen[kind] else { continue }
+                if swarmRng.chance(Ratio(1, 2)) {
+                    // scale 0.25× … 2× in eighths
+                    let eighths = swarmRng.uniform(2...16)
+                    rate.rate.milliEvents = max(1, rate.rate.milliEvents * eighths / 8)
+                    picked[kind] = rate
+                }
+            }
+            chosen = picked
+        }
+        faults = chosen
+        healAt = SimTime(nanoseconds: (scenario.liveness.healAt ?? scenario.duration).duration.nanoseconds)
+        deadline = healAt + scenario.liveness.deadline.duration
+
+        let storeOptions = IMStore.Options(dedupByMessageUId: scenario.client.storeDedup,
+                                           recallDecrementsUnread: scenario.client.recallDecrementsUnread)
+        for (ui, u) in builder.users.enumerated() {
+            var host = UserHost(id: u.id, devices: [], workloadRng: streams.stream("workload", ui))
+            host.groups = builder.userGroups[u.id] ?? []
+            host.rooms = builder.rooms.filter { $0.members.contains(u.id) }.map(\.id)
+            host.contacts = builder.contacts[u.id] ?? []
+            host.active = builder.activeUsers.contains(u.id)
+            for d in u.devices {
+                let index = devices.count
+                sim.addNode(d.id)
+                let store: IMStore
+                do {
+                    store = try IMStore(location: .memory, options: storeOptions)
+                } catch {
+                    throw ScenarioError(path: "$", message: "cannot open the store of \(d.id): \(error)")
+                }
+                let identity = DeviceIdentity(userId: u.id, deviceId: d.id, platform: d.platform)
+                devices.append(DeviceHost(
+                    index: index, userIndex: ui, identity: identity, token: World.token(for: u.id),
+                    autoConnect: d.autoConnect, core: nil, store: store,
+                    clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm),
+                    conditions: d.network ?? scenario.network, rng: streams.stream("network", index)))
+                deviceIndexById[d.id] = index
+                host.devices.append(index)
+            }
+            userIndex[u.id] = users.count
+            users.append(host)
+        }
+        sim.addNode("server")
+        scheduleStart()
+    }
+
+    public static func token(for userId: String) -> String { "token-\(userId)" }
+
+    public func addObserver(_ o: any WorldObserver) { observers.append(o) }
+
+    // MARK: - Read-only views
+
+    public var now: SimTime { sim.now }
+    public var deviceCount: Int { devices.count }
+    public func deviceId(_ d: Int) -> String { devices[d].identity.deviceId }
+    public func userId(ofDevice d: Int) -> String { devices[d].identity.userId }
+    public func deviceIndex(_ id: String) -> Int? { deviceIndexById[id] }
+    public func devicesOfUser(_ userId: String) -> [Int] { userIndex[userId].map { users[$0].devices } ?? [] }
+    public var userIds: [String] { users.map(\.id) }
+    public func store(ofDevice d: Int) -> IMStore { devices[d].store }
+    public func localMs(ofDevice d: Int) -> Int64 { devices[d].clock.wallMs(at: sim.now) }
+    public var serverMs: Int64 { server.clock.ms(at: sim.now) }
+    public func connectionStatus(ofDevice d: Int) -> ConnectionStatus { devices[d].status }
+    public func isRunning(device d: Int) -> Bool { devices[d].isRunning }
+    public func hasConnected(device d: Int) -> Bool { devices[d].connectedOnce }
+    public func gaveUp(device d: Int) -> Bool { devices[d].gaveUp }
+    public func groupMembers(_ groupId: String) -> [String] { groups[groupId] ?? [] }
+    public var chatroomIds: [String] { rooms.map(\.id) }
+    public var serverCore: ServerCore { server.core }
+    public func clientCore(ofDevice d: Int) -> ClientCore? { devices[d].core }
+    public var healTime: SimTime { healAt }
+    public var deadlineTime: SimTime { deadline }
+    /// Bytes still in flight on any live connection.
+    public var bytesInFlight: Int {
+        connections.reduce(0) { $0 + ($1.phase == .closed ? 0 : $1.up.bytesQueued + $1.down.bytesQueued) }
+    }
+
+    // MARK: - Running
+
+    /// Runs the scenario to the end of the liveness phase (or `until`, or a stop request).
+    @discardableResult
+    public func run(until: SimTime? = nil, stopWhen: ((SimEvent<WorldEvent>) -> Bool)? = nil) -> StopReason {
+        var driver = Driver(world: self)
+        let limit = until.map { min($0, deadline) } ?? deadline
+        let reason = sim.run(&driver, until: limit, stopWhen: stopWhen)
+        if phase != .finished && (sim.now >= deadline || reason == .queueEmpty) { finish() }
+        return reason
+    }
+
+    /// Ends the run: observers get `worldDidFinish`.
+    func finish() {
+        guard phase != .finished else { return }
+        phase = .finished
+        note(.phase(.finished))
+        for o in observers { o.worldDidFinish(self) }
+    }
+
+    /// Asks the kernel to stop after the current event (oracles use it on a violation).
+    public func requestStop() { sim.requestStop() }
+
+    struct Driver: SimHandler {
+        let world: World
+        mutating func handle(_ event: SimEvent<WorldEvent>, in sim: Simulator<WorldEvent>) {
+            world.dispatch(event)
+        }
+    }
+
+    func note(_ n: WorldNote) {
+        for o in observers { o.world(self, note: n) }
+    }
+}
+
+/// Counters printed in the run summary.
+public struct WorldStats: Sendable, Equatable, Codable {
+    public var apiSends = 0
+    public var connectionsOpened = 0
+    public var connectionsRefused = 0
+    public var reconnects = 0
+    public var bytesToServer = 0
+    public var bytesToDevices = 0
+    public var bytesLost = 0
+    public var faultsInjected = 0
+    public var appKills = 0
+    public var serverCrashes = 0
+    public init() {}
+}
