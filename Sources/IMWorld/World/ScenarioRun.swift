@@ -6,6 +6,7 @@ public final class ScenarioRun {
     public let world: World
     public let suite: OracleSuite?
     public let statistics = RunStatistics()
+    public let statuses = LedgerStatusRecorder()
     public private(set) var stopReason: StopReason?
 
     /// - Parameters:
@@ -15,6 +16,7 @@ public final class ScenarioRun {
                 oracles: OracleOptions? = nil, observers: [any WorldObserver] = []) throws(ScenarioError) {
         world = try World(scenario: scenario, seed: seed)
         world.addObserver(statistics)
+        world.addObserver(statuses)
         if var o = oracles {
             if o.scenarioArgument.isEmpty { o.scenarioArgument = scenarioArgument ?? scenario.name }
             let s = OracleSuite(options: o)
@@ -36,6 +38,9 @@ public final class ScenarioRun {
     }
 
     public var violations: [Violation] { suite?.violations ?? [] }
+
+    /// The user-visible outcome, per device (read off the stores now).
+    public func ledger() -> Ledger { Ledger.capture(world, statuses: statuses) }
 
     public func report(wallSeconds: Double = 0) -> RunReport {
         RunReport(world: world, statistics: statistics, wallSeconds: wallSeconds,
