@@ -58,15 +58,15 @@ public enum WorldEvent: SimPayload, Sendable {
 
     public var digest: UInt64 {
         switch self {
-        case .appStart(let d), .network(let d, _): UInt64(UInt32(d))
-        case .script(let s, let r): UInt64(UInt32(s)) << 32 | UInt64(UInt32(r))
+        case .appStart(let d), .network(let d, _): UInt64(UInt32(bitPattern: d))
+        case .script(let s, let r): UInt64(UInt32(bitPattern: s)) << 32 | UInt64(UInt32(bitPattern: r))
         case .deliver(let c, _), .connectArrive(let c), .connectComplete(let c): UInt64(c)
         case .closeNotice(let c, _, let r): UInt64(c) << 8 | UInt64(TransportCloseReason.allCases.firstIndex(of: r)!)
-        case .clientTimer(let d, let t): UInt64(UInt32(d)) << 32 | t.stableCode
+        case .clientTimer(let d, let t): UInt64(UInt32(bitPattern: d)) << 32 | t.stableCode
         case .serverTimer(let t): t.stableCode
-        case .workload(let u, let k): UInt64(UInt32(u)) << 8 | UInt64(k.rawValue)
+        case .workload(let u, let k): UInt64(UInt32(bitPattern: u)) << 8 | UInt64(k.rawValue)
         case .faultStart(let k, let d), .faultEnd(let k, let d):
-            UInt64(UInt32(d)) << 8 | UInt64(FaultKind.allCases.firstIndex(of: k)!)
+            UInt64(UInt32(bitPattern: d)) << 8 | UInt64(FaultKind.allCases.firstIndex(of: k)!)
         case .serverRestart, .heal, .convergenceCheck, .end: 0
         }
     }
