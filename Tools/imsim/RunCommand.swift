@@ -21,13 +21,15 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Comma-separated oracles to run (default: all: \(OracleOptions.allNames.joined(separator: ","))).") var oracles: String?
     @Flag(name: .customLong("continue"), help: "Keep running after the first violation.") var continueAfterViolation = false
     @Flag(help: "Print the 'sometimes' coverage counters.") var coverage = false
+    @Flag(help: "Swarm testing: enable a random subset of the scenario's faults (drawn from the seed).") var swarm = false
 
     func run() throws {
-        let (sc, _): (Scenario, String)
+        var sc: Scenario
         do { (sc, _) = try Scenario.load(pathOrName: scenario) } catch {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)
         }
+        if swarm { sc.swarm = true }
         var untilTime: SimTime?
         if let u = until {
             do { untilTime = SimTime.zero + (try SimDuration(parsing: u)) } catch {
@@ -36,7 +38,7 @@ struct RunCommand: ParsableCommand {
         }
         var oracleOptions: OracleOptions?
         if !noOracles {
-            var o = OracleOptions(scenarioArgument: scenario)
+            var o = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : ""))
             if let list = oracles {
                 let names = list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
                 for n in names where !OracleOptions.allNames.contains(n) {
