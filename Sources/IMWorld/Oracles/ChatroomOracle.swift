@@ -51,7 +51,8 @@ final class ChatroomOracle: Oracle {
             case .send(_, let frames):
                 for f in frames where f.topic == Topic.joinChrmR.rawValue || f.topic == Topic.joinChrm.rawValue {
                     rejoinedThisSession.insert(d)
-                    awaitingJoinPull.insert(world.deviceId(d))
+                    // Only a first join pulls the newest `count`; a rejoin pulls from the room cursor.
+                    if f.topic == Topic.joinChrm.rawValue { awaitingJoinPull.insert(world.deviceId(d)) }
                 }
             case .callback(.connected):
                 if connectedOnce.contains(d) {
