@@ -21,6 +21,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Comma-separated oracles to run (default: all: \(OracleOptions.allNames.joined(separator: ","))).") var oracles: String?
     @Flag(name: .customLong("continue"), help: "Keep running after the first violation.") var continueAfterViolation = false
     @Flag(help: "Print the 'sometimes' coverage counters.") var coverage = false
+    @Option(help: "Print a readable log of everything that concerns this device (or \"server\").") var log: String?
     @Flag(help: "Swarm testing: enable a random subset of the scenario's faults (drawn from the seed).") var swarm = false
 
     func run() throws {
@@ -52,7 +53,8 @@ struct RunCommand: ParsableCommand {
         let runSeed = seed ?? sc.seed ?? 1
         let run: ScenarioRun
         do {
-            run = try ScenarioRun(scenario: sc, seed: runSeed, scenarioArgument: scenario, oracles: oracleOptions)
+            run = try ScenarioRun(scenario: sc, seed: runSeed, scenarioArgument: scenario, oracles: oracleOptions,
+                                  observers: log.map { [RunLog(target: $0)] } ?? [])
         } catch {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)
