@@ -28,7 +28,7 @@ extension IMStore {
     }
 
     private func insertReceived(_ m: ReceivedMessage) throws -> ReceivedInsertResult {
-        let sentTime = m.sentTime != 0 ? m.sentTime : m.receivedTime
+        let sentTime = m.storedSentTime
         func insert(copy: Int64) throws -> Int64? {
             try insertRow(
                 uid: m.messageUId, uidCopy: copy, conversation: m.conversation, sender: m.senderUserId,
@@ -73,7 +73,12 @@ extension IMStore {
                 receivedStatus: .unread, flags: message.flags, clientUniqueId: message.clientUniqueId)!
             let latestChanged = try bumpConversation(
                 message.conversation, messageId: id, sentTime: message.localTime, unreadDelta: 0, mentioned: false)
-            return OutgoingInsertResult(messageId: id, conversationChanged: latestChanged, latestChanged: latestChanged)
+            let stored = StoredMessage(
+                messageId: id, messageUId: nil, conversation: message.conversation, senderUserId: message.senderUserId,
+                direction: .send, objectName: message.objectName, content: message.content, extra: message.extra,
+                sentTime: message.localTime, receivedTime: message.localTime, sentStatus: .sending,
+                receivedStatus: .unread, flags: message.flags, clientUniqueId: message.clientUniqueId)
+            return OutgoingInsertResult(messageId: id, message: stored, conversationChanged: latestChanged, latestChanged: latestChanged)
         }
     }
 

@@ -9,6 +9,7 @@ import Testing
         #expect(r.messageId > 0)
         #expect(r.conversationChanged && r.latestChanged)
         let m = try #require(try s.message(id: r.messageId))
+        #expect(m == r.message, "the returned row is the stored row")
         #expect(m.sentStatus == .sending)
         #expect(m.direction == .send)
         #expect(m.messageUId == nil)
@@ -125,6 +126,7 @@ import Testing
             receivedTime: 1_007, sentStatus: .sent, receivedStatus: .unread,
             flags: [.persisted, .counted, .mentioned], clientUniqueId: 5))
         #expect(got.flags.persistent == .isCounted)
+        #expect(got == m.stored(messageId: r.messageId))
         let c = try #require(try s.conversation(team))
         #expect(c.unreadCount == 1)
         #expect(c.hasUnreadMentioned)
@@ -165,8 +167,10 @@ import Testing
 
     @Test func zeroSentTimeFallsBackToReceivedTime() throws {
         let s = try memoryStore()
-        let id = try store(s, incoming("Z", at: 0))
+        let m = incoming("Z", at: 0)
+        let id = try store(s, m)
         #expect(try s.message(id: id)?.sentTime == 7)  // receivedTime = sentTime + 7 in the fixture
+        #expect(try s.message(id: id) == m.stored(messageId: id))
     }
 
     @Test func dedupOnReturnsTheExistingRow() throws {

@@ -41,6 +41,8 @@ public struct ReceivedInsertResult: Sendable, Hashable, Codable {
 /// Result of inserting an outgoing (SENDING) message.
 public struct OutgoingInsertResult: Sendable, Hashable, Codable {
     public var messageId: Int64
+    /// The row as stored — what the SDK hands back to the app at once.
+    public var message: StoredMessage
     public var conversationChanged: Bool
     public var latestChanged: Bool
 }
