@@ -23,13 +23,14 @@ extension ServerCore {
         case .banChatroomUser(let roomId, let userId, let durationMs):
             let key = RoomUserKey(roomId: roomId, userId: userId)
             if durationMs > 0 {
-                admin.chatroomBans[key] = now + durationMs
+                admin.chatroomBans[key] = now.addingReportingOverflow(durationMs).overflow ? .max : now + durationMs
                 removeMember(room: roomId, user: userId, reason: .banned, now: now)
             } else {
                 admin.chatroomBans[key] = nil
             }
         case .muteChatroomUser(let roomId, let userId, let durationMs):
-            admin.chatroomMutes[RoomUserKey(roomId: roomId, userId: userId)] = durationMs > 0 ? now + durationMs : nil
+            admin.chatroomMutes[RoomUserKey(roomId: roomId, userId: userId)] =
+                durationMs > 0 ? (now.addingReportingOverflow(durationMs).overflow ? .max : now + durationMs) : nil
         case .setChatroomUserWhitelist(let roomId, let userIds):
             admin.chatroomWhitelists[roomId] = userIds.isEmpty ? nil : Set(userIds)
             directory.chatroomWhitelists[roomId] = userIds.isEmpty ? nil : userIds

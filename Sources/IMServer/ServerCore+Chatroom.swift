@@ -15,9 +15,10 @@ extension ServerCore {
         let roomId = req.conversation.targetId
         let me = req.session.userId
         if admin.banned(roomId, me, now: now) { return reject(req, IMErrorCode.kickedAndBannedFromChatroom.rawValue) }
-        guard let room = store.rooms[roomId], room.isMember(me) else { return reject(req, IMErrorCode.notInChatroom.rawValue) }
+        // (No local copy of the room is kept: it would make the mutations below copy its storage.)
+        guard store.rooms[roomId]?.isMember(me) == true else { return reject(req, IMErrorCode.notInChatroom.rawValue) }
         if admin.muted(roomId, me, now: now) { return reject(req, IMErrorCode.mutedInChatroom.rawValue) }
-        let recipients = room.memberIds.filter { $0 != me }
+        let recipients = store.rooms[roomId]!.memberIds.filter { $0 != me }
         if rules.containsSensitiveWord(req.content) { return silentDrop(req, flags: flags, recipients: recipients, reason: .sensitiveWord, now: now) }
 
         // The drop policy.

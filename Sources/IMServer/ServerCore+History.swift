@@ -24,7 +24,7 @@ extension ServerCore {
         }
         let log = store.conversations[ConversationClockKey(type: type, user: s.userId, target: target)]?.messages ?? []
         // Visible range of the log: [lo, hi).
-        var lo = Self.firstIndex(log, after: visibleFrom - 1)
+        var lo = visibleFrom == .min ? 0 : Self.firstIndex(log, after: visibleFrom - 1)
         var hi = log.count
         let before = req.order == 0
         if before {

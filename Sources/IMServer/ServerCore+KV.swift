@@ -4,7 +4,7 @@ import IMWire
 extension ServerCore {
     mutating func handleKVChange(_ q: Frame.Query, delete: Bool, on id: ConnectionID, session s: Session, now: Int64) {
         let roomId = q.targetId
-        guard let room = store.rooms[roomId], room.isMember(s.userId) else {
+        guard store.rooms[roomId]?.isMember(s.userId) == true else {
             return rejectQuery(id, q, code: IMErrorCode.notInChatroom.rawValue, now: now)
         }
         let entity: RMTPChrmKVEntity, notify: Bool, notification: RMTPUpStreamMessage?
