@@ -1,5 +1,8 @@
 /// One entry of a user's inbox or sendbox.
 struct MailEntry: Sendable {
+    /// The message's dataTime and sequence, kept inline so ordering never dereferences the record.
+    let dataTime: Int64
+    let seq: UInt64
     let message: MessageRecord
     /// Which of the user's devices got it (a direct `s_msg` or a pull page): `MailEntry.nobody`,
     /// a device index, or `MailEntry.several`. Drives status bit 0x02 and "unseen" at expiry.
@@ -8,7 +11,13 @@ struct MailEntry: Sendable {
     static let nobody: Int32 = -1
     static let several: Int32 = -2
 
-    var dataTime: Int64 { message.dataTime }
+    init(_ message: MessageRecord) {
+        dataTime = message.dataTime
+        seq = message.seq
+        self.message = message
+    }
+
+    @inline(__always) func precedes(_ t: Int64, _ q: UInt64) -> Bool { dataTime != t ? dataTime < t : seq < q }
 
     mutating func markReceived(by device: Int32) {
         if receivedBy == MailEntry.nobody { receivedBy = device } else if receivedBy != device { receivedBy = MailEntry.several }
@@ -38,9 +47,10 @@ struct Mailbox: Sendable {
     /// Inserts in order; returns the entry's index.
     @discardableResult
     mutating func insert(_ message: MessageRecord) -> Int {
+        let e = MailEntry(message)
         var i = entries.count
-        while i > 0, message.precedes(entries[i - 1].message) { i -= 1 }
-        if i == entries.count { entries.append(MailEntry(message: message)) } else { entries.insert(MailEntry(message: message), at: i) }
+        while i > 0, !entries[i - 1].precedes(e.dataTime, e.seq) { i -= 1 }
+        if i == entries.count { entries.append(e) } else { entries.insert(e, at: i) }
         return i
     }
 

@@ -30,7 +30,6 @@ extension ServerCore {
         // Forget idempotency keys and the uid index of messages past retention (recall needs 120 s).
         while store.acceptLogHead < store.acceptLog.count, store.acceptLog[store.acceptLogHead].dataTime <= cut {
             let m = store.acceptLog[store.acceptLogHead]
-            store.messagesByUId[m.uid] = nil
             store.recalled[m.uid] = nil
             if m.clientUniqueId != 0 { store.idempotency[IdempotencyKey(userId: m.senderUserId, clientUniqueId: m.clientUniqueId)] = nil }
             store.acceptLogHead += 1

@@ -95,13 +95,11 @@ enum PullPager {
     /// page's last dataTime the next request therefore neither skips nor repeats a message.
     static func page(_ a: Mailbox, from i0: Int, _ b: Mailbox, from j0: Int, size: Int) -> Result {
         func next(_ i: Int, _ j: Int) -> Pick? {
-            let x = i < a.count ? a[i].message : nil
-            let y = j < b.count ? b[j].message : nil
-            switch (x, y) {
-            case (nil, nil): return nil
-            case (.some, nil): return Pick(inbox: true, index: i)
-            case (nil, .some): return Pick(inbox: false, index: j)
-            case (.some(let x), .some(let y)): return x.precedes(y) ? Pick(inbox: true, index: i) : Pick(inbox: false, index: j)
+            switch (i < a.count, j < b.count) {
+            case (false, false): return nil
+            case (true, false): return Pick(inbox: true, index: i)
+            case (false, true): return Pick(inbox: false, index: j)
+            case (true, true): return a[i].precedes(b[j].dataTime, b[j].seq) ? Pick(inbox: true, index: i) : Pick(inbox: false, index: j)
             }
         }
         func time(_ p: Pick) -> Int64 { p.inbox ? a[p.index].dataTime : b[p.index].dataTime }

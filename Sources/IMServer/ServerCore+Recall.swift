@@ -19,7 +19,7 @@ extension ServerCore {
         let failing = SendRequest(connection: req.connection, session: req.session, topic: req.topic, messageId: req.messageId,
                                   wantsAck: req.wantsAck, up: req.up, upBody: req.upBody, content: req.content,
                                   conversation: conversation, clientUniqueId: req.clientUniqueId)
-        guard let original = store.messagesByUId[cmd.messageUId],
+        guard let original = store.message(uid: cmd.messageUId),
               original.senderUserId == req.session.userId, original.senderDeviceId != nil,
               original.conversation == conversation,
               store.recalled[original.uid] == nil,

@@ -174,38 +174,47 @@ extension ServerCore {
                              noNotification: Bool, pushAllowed: Bool, extraContent: String?, keepInHistory: Bool = true,
                              now: Int64) -> MessageRecord {
         let clock = ConversationClockKey(type: conversation.type, user: sender, target: conversation.targetId)
-        var log = store.conversations.removeValue(forKey: clock) ?? ConversationLog()
-        let dataTime = config.allowEqualDataTime ? max(now, log.lastDataTime) : max(now, log.lastDataTime == .min ? now : log.lastDataTime + 1)
-        log.lastDataTime = dataTime
         store.uidCounter += 1
         let seq = MessageUId.sequence(generation: generation, counter: store.uidCounter)
         let uid = MessageUId.make(seq)
-
-        var d = RMTPDownStreamMessage()
-        d.fromUserID = sender
-        d.type = RMTPChannelType(conversation.type)
-        if conversation.type == .group || conversation.type == .chatroom { d.groupID = conversation.targetId }
-        d.classname = objectName
-        d.contentBytes = content
-        d.dataTime = dataTime
-        d.status = DownStreamStatus(persistent: flags.persistent, mentioned: mentioned, noNotification: noNotification).rawValue
-        d.msgID = uid
-        if clientUniqueId != 0 { d.clientUniqueID = clientUniqueId }
-        if let extraContent { d.extraContent = extraContent }
-        let bytes = (try? ProtoBody.encode(d)) ?? []
-
-        let m = MessageRecord(uid: uid, seq: seq, conversation: conversation, senderUserId: sender, senderDeviceId: senderDevice,
-                              objectName: objectName, dataTime: dataTime, flags: flags, clientUniqueId: clientUniqueId,
-                              pushAllowed: pushAllowed && flags.push, downBytes: bytes, contentLength: content.count,
-                              contentHash: StableHash.fnv1a(content))
-        let cloud = conversation.type == .chatroom ? flags.isPersisted : (flags.isPersisted && flags.offline)
-        if keepInHistory, config.cloudHistory, cloud { log.messages.append(m) }
-        store.conversations[clock] = log
-        store.messagesByUId[uid] = m
+        let cloud = keepInHistory && config.cloudHistory
+            && (conversation.type == .chatroom ? flags.isPersisted : (flags.isPersisted && flags.offline))
+        // One access to the conversation: advance its clock, build the record, log it.
+        let m = Self.record(in: &store.conversations[clock, default: ConversationLog()], now: now,
+                            allowEqual: config.allowEqualDataTime, log: cloud) { dataTime in
+            var d = RMTPDownStreamMessage()
+            d.fromUserID = sender
+            d.type = RMTPChannelType(conversation.type)
+            if conversation.type == .group || conversation.type == .chatroom { d.groupID = conversation.targetId }
+            d.classname = objectName
+            d.contentBytes = content
+            d.dataTime = dataTime
+            d.status = DownStreamStatus(persistent: flags.persistent, mentioned: mentioned, noNotification: noNotification).rawValue
+            d.msgID = uid
+            if clientUniqueId != 0 { d.clientUniqueID = clientUniqueId }
+            if let extraContent { d.extraContent = extraContent }
+            return MessageRecord(uid: uid, seq: seq, conversation: conversation, senderUserId: sender, senderDeviceId: senderDevice,
+                                 objectName: objectName, dataTime: dataTime, flags: flags, clientUniqueId: clientUniqueId,
+                                 pushAllowed: pushAllowed && flags.push, downBytes: (try? ProtoBody.encode(d)) ?? [],
+                                 contentLength: content.count, contentHash: StableHash.fnv1a(content))
+        }
         if clientUniqueId != 0, senderDevice != nil {
             store.idempotency[IdempotencyKey(userId: sender, clientUniqueId: clientUniqueId)] = m
         }
         store.acceptLog.append(m)
+        return m
+    }
+
+    /// The conversation's next dataTime — `now`, or just after the last one (strictly increasing
+    /// unless `allowEqual`, then non-decreasing) — and the record made with it, appended to the
+    /// conversation's cloud history when `log`.
+    static func record(in conversation: inout ConversationLog, now: Int64, allowEqual: Bool, log: Bool,
+                       make: (Int64) -> MessageRecord) -> MessageRecord {
+        let last = conversation.lastDataTime
+        let t = allowEqual ? max(now, last) : (last == .min ? now : max(now, last + 1))
+        conversation.lastDataTime = t
+        let m = make(t)
+        if log { conversation.messages.append(m) }
         return m
     }
 
@@ -230,8 +239,7 @@ extension ServerCore {
                 entry = store.users[user, default: UserRecord()].inbox.insert(m)
                 armExpiry(for: m.dataTime, now: now)
             }
-            let conns = onlineConnections(user)
-            if conns.isEmpty {
+            guard let slots = online[user]?.slots else {
                 if m.flags.offline {
                     emit(.offlineStored(messageUId: m.uid, userId: user))
                     if m.pushAllowed { emit(.pushed(messageUId: m.uid, userId: user)) }
@@ -240,9 +248,8 @@ extension ServerCore {
                 }
                 continue
             }
-            for c in conns {
-                let s = connections[c]!.session!
-                let msgId = nextMessageId(c)
+            for case let c? in slots {
+                let (msgId, s) = nextMessageIdAndDevice(c)
                 if config.delivery == .direct || !m.flags.offline {
                     write(c, [.publish(Frame.Publish(flags: .atLeastOnce, date: Self.seconds(m.dataTime), topic: .s_msg,
                                                      targetId: target, messageId: msgId, body: m.downBytes))])

@@ -48,7 +48,7 @@ extension ServerCore {
     }
 
     /// dataTime of an accepted message still indexed (within retention).
-    public func dataTime(ofMessage uid: String) -> Int64? { store.messagesByUId[uid]?.dataTime }
+    public func dataTime(ofMessage uid: String) -> Int64? { store.message(uid: uid)?.dataTime }
 
     public func isRecalled(_ uid: String) -> Bool { store.recalled[uid] != nil }
 

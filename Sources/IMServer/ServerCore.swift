@@ -135,6 +135,15 @@ public struct ServerCore: Sendable {
         connections[id]?.messageIds.next() ?? 1
     }
 
+    /// The next message id and the device of an authenticated connection (one dictionary access).
+    mutating func nextMessageIdAndDevice(_ id: ConnectionID) -> (UInt16, (deviceId: String, deviceIndex: Int32)) {
+        Self.nextIdAndDevice(&connections[id]!)
+    }
+
+    private static func nextIdAndDevice(_ c: inout Connection) -> (UInt16, (deviceId: String, deviceIndex: Int32)) {
+        (c.messageIds.next(), (c.session!.deviceId, c.session!.deviceIndex))
+    }
+
     @inline(__always) static func seconds(_ ms: Int64) -> UInt32 { UInt32(truncatingIfNeeded: max(0, ms) / 1000) }
 
     /// A QUERYACK: qos 1 (kept until QUERYCON, re-sent every `queryAckRetry`) for responses that

@@ -58,11 +58,23 @@ struct PersistentStore: Sendable {
     var uidCounter: UInt64 = 0
     var users: [String: UserRecord] = [:]
     var conversations: [ConversationClockKey: ConversationLog] = [:]
-    var messagesByUId: [String: MessageRecord] = [:]
     var idempotency: [IdempotencyKey: MessageRecord] = [:]
-    /// Accept order, for pruning `messagesByUId` / `idempotency` after the retention period.
+    /// Every message within retention, in accept (= sequence) order: the messageUId index (a
+    /// binary search on the sequence number a uid encodes — no string hashing per message) and the
+    /// pruning order of `idempotency`.
     var acceptLog: [MessageRecord] = []
     var acceptLogHead = 0
+
+    /// The message a messageUId names, if it is still within retention.
+    func message(uid: String) -> MessageRecord? {
+        guard let seq = MessageUId.parse(uid) else { return nil }
+        var lo = acceptLogHead, hi = acceptLog.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if acceptLog[mid].seq < seq { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < acceptLog.count && acceptLog[lo].seq == seq ? acceptLog[lo] : nil
+    }
     /// messageUId → recall time.
     var recalled: [String: Int64] = [:]
     var rooms: [String: Chatroom] = [:]
