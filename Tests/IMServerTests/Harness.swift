@@ -150,7 +150,12 @@ struct Output {
         for case .send(let id, let bytes, let summaries) in effects where id == c {
             var d = StreamDecoder(direction: .serverToClient)
             let fs = try! d.feed(bytes)
+            // The FrameSummary of each frame matches the bytes.
             #expect(fs.count == summaries.count)
+            for (f, s) in zip(fs, summaries) {
+                #expect(s.type == f.type && s.messageId == (f.messageId ?? 0) && s.dup == f.flags.dup)
+                if case .publish(let p) = f { #expect(s.topic == p.topic) } else { #expect(s.topic.isEmpty) }
+            }
             out += fs
         }
         return out
