@@ -44,7 +44,7 @@ let package = Package(
 
         .testTarget(name: "SimKernelTests", dependencies: ["SimKernel", propertyBased]),
         .testTarget(name: "IMWireTests", dependencies: ["IMWire", propertyBased]),
-        .testTarget(name: "IMStoreTests", dependencies: ["IMStore"]),
+        .testTarget(name: "IMStoreTests", dependencies: ["IMStore", propertyBased]),
         .testTarget(name: "IMClientTests", dependencies: ["IMClient"]),
         .testTarget(name: "IMServerTests", dependencies: ["IMServer"]),
         .testTarget(name: "IMWorldTests", dependencies: ["IMWorld", propertyBased]),

@@ -1,1 +1,137 @@
-// IMStore: see Docs/architecture.md. Filled in by its issue.
+import CSQLite
+import IMWire
+
+/// The client's local message store (im-semantics §3, §4, §6, §7) over a real SQLite database.
+///
+/// One method per operation the client core needs; each runs as **one transaction** (a savepoint
+/// when called inside `transaction(_:)`) and returns what it changed. The store keeps no data in
+/// Swift memory — only the connection and its prepared statements — so handing the same object to
+/// a new client core after a simulated app kill is equivalent to reopening the database
+/// (see `Docs/store.md`). Never reads SQLite's clock or random; every query has an explicit
+/// `ORDER BY`. Not thread-safe (`SQLITE_OPEN_NOMUTEX`): one thread at a time.
+public final class IMStore {
+    /// Behaviour switches. The defaults are the correct behaviour; the simulator flips them to
+    /// reproduce production bugs.
+    public struct Options: Sendable, Hashable, Codable {
+        /// A received message whose messageUId is already stored is not inserted again
+        /// (`isNew == false`). Off: duplicates become new rows — the public client has no general
+        /// messageUId dedup, and bugs B1/B3 need duplicates to be storable.
+        public var dedupByMessageUId: Bool
+        /// Recalling an unread counted message decrements the unread count. Off: bug B14 (badge drift).
+        public var recallDecrementsUnread: Bool
+
+        public init(dedupByMessageUId: Bool = true, recallDecrementsUnread: Bool = true) {
+            self.dedupByMessageUId = dedupByMessageUId
+            self.recallDecrementsUnread = recallDecrementsUnread
+        }
+    }
+
+    /// `objectName` of the notification that replaces a recalled message.
+    public static let recallNotificationObjectName = "RC:RcNtf"
+
+    /// Behaviour switches; may be changed between operations.
+    public var options: Options
+    /// The underlying connection (for tests, diagnostics and `transaction(_:)` composition).
+    public let connection: SQLiteConnection
+    /// False after `close()` or after `reopen()` handed the database to a new store object.
+    public private(set) var isOpen = true
+
+    /// Opens (creating and migrating as needed) a store at `location`.
+    public init(location: StoreLocation = .memory, options: Options = Options()) throws {
+        self.options = options
+        self.connection = try SQLiteConnection(location: location)
+        try Schema.migrate(connection)
+    }
+
+    /// A store on a private in-memory database (the simulator's default).
+    public static func inMemory(options: Options = Options()) throws -> IMStore {
+        try IMStore(location: .memory, options: options)
+    }
+
+    /// A store on a database file (WAL, `synchronous=NORMAL`).
+    public static func file(_ path: String, options: Options = Options()) throws -> IMStore {
+        try IMStore(location: .file(path), options: options)
+    }
+
+    /// An in-memory store loaded from an image made by `serializedImage()` (migrated if older).
+    public init(image: [UInt8], options: Options = Options()) throws {
+        self.options = options
+        self.connection = try SQLiteConnection(location: .memory)
+        try connection.deserialize(image)
+        try Schema.migrate(connection)
+    }
+
+    private init(adopting connection: SQLiteConnection, options: Options) {
+        self.connection = connection
+        self.options = options
+    }
+
+    /// Where the database lives.
+    public var location: StoreLocation { connection.location }
+
+    /// The schema version of the open database.
+    public func schemaVersion() throws -> Int {
+        try checkOpen()
+        return try connection.userVersion()
+    }
+
+    /// Closes the database. Later calls throw `StoreError` (SQLITE_MISUSE).
+    public func close() {
+        if isOpen { connection.close() }
+        isOpen = false
+    }
+
+    /// Simulated app restart: returns a new store object over the same database, as a new process
+    /// would open it, and retires this one (its calls throw from now on).
+    ///
+    /// Any open transaction is rolled back (a killed process never committed it) and no prepared
+    /// statement survives. A file database is closed and opened again; an in-memory database,
+    /// which would vanish with its connection, is carried over in that connection.
+    public func reopen() throws -> IMStore {
+        try checkOpen()
+        isOpen = false
+        switch connection.location {
+        case .memory:
+            connection.rollbackIfNeeded()
+            connection.clearStatementCache()
+            return IMStore(adopting: connection, options: options)
+        case .file(let path):
+            connection.close()
+            return try IMStore(location: .file(path), options: options)
+        }
+    }
+
+    /// A byte image of the whole database (`sqlite3_serialize`), e.g. to fork or snapshot a
+    /// device's state; load it with `init(image:)`.
+    public func serializedImage() throws -> [UInt8] {
+        try checkOpen()
+        return try connection.serialize()
+    }
+
+    /// Runs several store operations as one transaction (each nests as a savepoint).
+    public func transaction<T>(_ body: (IMStore) throws -> T) throws -> T {
+        try checkOpen()
+        return try connection.transaction { try body(self) }
+    }
+
+    // MARK: Internals
+
+    @inline(__always)
+    func checkOpen() throws {
+        if !isOpen { throw StoreError.closed("store") }
+    }
+
+    /// One operation = one transaction.
+    @inline(__always)
+    func write<T>(_ body: () throws -> T) throws -> T {
+        try checkOpen()
+        return try connection.transaction(body)
+    }
+
+    /// Reads need no explicit transaction: a single SELECT is atomic in SQLite.
+    @inline(__always)
+    func read<T>(_ body: () throws -> T) throws -> T {
+        try checkOpen()
+        return try body()
+    }
+}

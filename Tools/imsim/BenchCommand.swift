@@ -6,7 +6,13 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure IMSim's components (run in a release build: swift run -c release imsim bench …).",
-        subcommands: [BenchKernel.self, BenchCodec.self, BenchServer.self]
+        subcommands: [
+            BenchKernel.self,
+            BenchCodec.self,
+            BenchStore.self,
+            BenchTraceContainer.self,
+            BenchServer.self,
+        ]
     )
 }
 

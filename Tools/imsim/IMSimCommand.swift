@@ -12,6 +12,13 @@ struct IMSimCommand: ParsableCommand {
             simulated network and clocks, records compressed traces and replays production captures.
             """,
         version: "imsim \(IMSimVersion.string) (\(IMSimVersion.buildConfiguration))",
-        subcommands: [BenchCommand.self, DecodeCommand.self, EncodeCommand.self, FuzzCommand.self]
+        subcommands: [
+            BenchCommand.self,
+            DecodeCommand.self,
+            EncodeCommand.self,
+            FuzzCommand.self,
+            StoreCommand.self,
+            TraceCommand.self,
+        ]
     )
 }

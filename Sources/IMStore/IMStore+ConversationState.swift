@@ -1,0 +1,141 @@
+import IMWire
+
+// Conversation bookkeeping shared by the operations. A conversation's latest message is the one
+// with the greatest (sentTime, messageId) — the same order as `messages_by_conversation_time`.
+
+extension IMStore {
+    /// Hot path of every insert: move the conversation's latest message forward and add to its
+    /// unread count, creating the row if needed. Returns whether the latest message changed.
+    ///
+    /// Live messages are almost always the newest, so the first UPDATE (guarded by "newer than the
+    /// current latest") usually does everything in one primary-key probe. Measured cheaper than a
+    /// SELECT + UPDATE pair and than `INSERT … ON CONFLICT DO UPDATE … RETURNING`.
+    func bumpConversation(
+        _ key: ConversationKey, messageId: Int64, sentTime: Int64, unreadDelta: Int, mentioned: Bool
+    ) throws -> Bool {
+        let becameLatest = try connection.with("""
+            UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = unreadCount + ?5,
+                hasUnreadMentioned = MAX(hasUnreadMentioned, ?6)
+            WHERE conversationType = ?1 AND targetId = ?2
+              AND (latestMessageId IS NULL OR latestTime < ?4 OR (latestTime = ?4 AND latestMessageId < ?3))
+            """) { s in
+            try s.bind(key, at: 1)
+            try s.bind(messageId, at: 3)
+            try s.bind(sentTime, at: 4)
+            try s.bind(unreadDelta, at: 5)
+            try s.bind(mentioned, at: 6)
+            return try s.run() == 1
+        }
+        if becameLatest { return true }
+        if unreadDelta != 0 || mentioned {
+            let updated = try connection.with("""
+                UPDATE conversations SET unreadCount = MAX(0, unreadCount + ?3), hasUnreadMentioned = MAX(hasUnreadMentioned, ?4)
+                WHERE conversationType = ?1 AND targetId = ?2
+                """) { s in
+                try s.bind(key, at: 1)
+                try s.bind(unreadDelta, at: 3)
+                try s.bind(mentioned, at: 4)
+                return try s.run() == 1
+            }
+            if updated { return false }
+        }
+        // No row yet (or an older, uncounted message for an existing row: then this does nothing).
+        return try connection.with("""
+            INSERT INTO conversations (conversationType, targetId, latestMessageId, latestTime, unreadCount, hasUnreadMentioned)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT DO NOTHING
+            """) { s in
+            try s.bind(key, at: 1)
+            try s.bind(messageId, at: 3)
+            try s.bind(sentTime, at: 4)
+            try s.bind(max(0, unreadDelta), at: 5)
+            try s.bind(mentioned, at: 6)
+            return try s.run() == 1
+        }
+    }
+
+    /// The conversation row, if any.
+    func loadConversation(_ key: ConversationKey) throws -> StoredConversation? {
+        try connection.with("""
+            SELECT conversationType, targetId, latestMessageId, latestTime, unreadCount,
+                   hasUnreadMentioned, isTop, draft, notificationStatus, readReceiptTime
+            FROM conversations WHERE conversationType = ?1 AND targetId = ?2
+            """) { s in
+            try s.bind(key, at: 1)
+            return try s.step() ? try ConversationRow.decode(s) : nil
+        }
+    }
+
+    /// Latest (messageId, sentTime) among the conversation's messages.
+    func latestMessage(in key: ConversationKey) throws -> (id: Int64, time: Int64)? {
+        try connection.with("""
+            SELECT messageId, sentTime FROM messages
+            WHERE conversationType = ?1 AND targetId = ?2
+            ORDER BY sentTime DESC, messageId DESC LIMIT 1
+            """) { s in
+            try s.bind(key, at: 1)
+            return try s.step() ? (s.int64(0), s.int64(1)) : nil
+        }
+    }
+
+    /// Whether an unread, counted, received message mentions the user.
+    func hasUnreadMention(in key: ConversationKey) throws -> Bool {
+        try connection.with("""
+            SELECT EXISTS (SELECT 1 FROM messages
+                WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
+                  AND (flags & 6) = 6 AND (receivedStatus & 1) = 0)
+            """) { s in
+            try s.bind(key, at: 1)
+            _ = try s.step()
+            return s.bool(0)
+        }
+    }
+
+    /// Received, counted, unread rows actually in the table.
+    func countUnreadRows(in key: ConversationKey) throws -> Int {
+        try connection.with("""
+            SELECT COUNT(*) FROM messages
+            WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
+              AND (flags & 2) <> 0 AND (receivedStatus & 1) = 0
+            """) { s in
+            try s.bind(key, at: 1)
+            _ = try s.step()
+            return s.int(0)
+        }
+    }
+
+    /// Recomputes latest message and mention after rows changed or vanished, applies an unread
+    /// change (`.delta` clamps at 0, `.recount` counts the rows), and reports the difference.
+    func refreshConversation(_ key: ConversationKey, unread: UnreadUpdate) throws -> ConversationChange? {
+        guard let before = try loadConversation(key) else { return nil }
+        let latest = try latestMessage(in: key)
+        let mention = try hasUnreadMention(in: key)
+        let unreadAfter: Int
+        switch unread {
+        case .delta(let d): unreadAfter = max(0, before.unreadCount + d)
+        case .recount: unreadAfter = try countUnreadRows(in: key)
+        }
+        try connection.with("""
+            UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = ?5, hasUnreadMentioned = ?6
+            WHERE conversationType = ?1 AND targetId = ?2
+            """) { s in
+            try s.bind(key, at: 1)
+            try s.bind(latest?.id, at: 3)
+            try s.bind(latest?.time ?? 0, at: 4)
+            try s.bind(unreadAfter, at: 5)
+            try s.bind(mention, at: 6)
+            try s.run()
+        }
+        return ConversationChange(
+            key: key, created: false,
+            latestChanged: latest?.id != before.latestMessageId || (latest?.time ?? 0) != before.latestTime,
+            latestMessageId: latest?.id,
+            unreadDelta: unreadAfter - before.unreadCount, unreadCount: unreadAfter,
+            hasUnreadMentioned: mention, mentionChanged: mention != before.hasUnreadMentioned)
+    }
+
+    enum UnreadUpdate {
+        case delta(Int)
+        case recount
+    }
+}

@@ -1,0 +1,145 @@
+import CSQLite
+
+/// A prepared SQLite statement with typed binding and reading.
+///
+/// Parameters and columns are 1-based for `bind` (as in SQLite) and 0-based for reading (as in
+/// SQLite). A statement obtained from `SQLiteConnection.cached(_:)` is reset by the connection's
+/// `with…` helpers after use; one from `prepare(_:)` is finalized when released.
+/// Not thread-safe: it belongs to its connection's single thread.
+public final class Statement {
+    /// The statement's SQL text, carried into every `StoreError` it raises.
+    public let sql: String
+    @usableFromInline let handle: OpaquePointer
+
+    init(handle: OpaquePointer, sql: String) {
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    // MARK: Binding
+
+    /// Binds an integer to parameter `index` (1-based).
+    public func bind(_ value: Int64, at index: Int32) throws {
+        try check(sqlite3_bind_int64(handle, index, value))
+    }
+
+    public func bind(_ value: Int, at index: Int32) throws {
+        try bind(Int64(value), at: index)
+    }
+
+    public func bind(_ value: Int32, at index: Int32) throws {
+        try bind(Int64(value), at: index)
+    }
+
+    public func bind(_ value: Bool, at index: Int32) throws {
+        try bind(Int64(value ? 1 : 0), at: index)
+    }
+
+    /// Binds an integer or NULL.
+    public func bind(_ value: Int64?, at index: Int32) throws {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    /// Binds UTF-8 text (copied by SQLite). An empty string binds `''`, never NULL.
+    public func bind(_ value: String, at index: Int32) throws {
+        var s = value
+        let rc = s.withUTF8 { buf -> Int32 in
+            // An empty native string may have no base address; SQLite would read that as NULL.
+            guard let base = buf.baseAddress, buf.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, imsim_sqlite_transient())
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: buf.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(buf.count), imsim_sqlite_transient())
+            }
+        }
+        try check(rc)
+    }
+
+    /// Binds text or NULL.
+    public func bind(_ value: String?, at index: Int32) throws {
+        if let value { try bind(value, at: index) } else { try bindNull(at: index) }
+    }
+
+    public func bindNull(at index: Int32) throws {
+        try check(sqlite3_bind_null(handle, index))
+    }
+
+    // MARK: Stepping
+
+    /// Advances the statement: `true` when a row is available, `false` when done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw error(rc)
+    }
+
+    /// Resets the statement so it can run again (bindings are kept until rebound).
+    public func reset() {
+        sqlite3_reset(handle)
+    }
+
+    /// Steps to completion, discarding rows; returns the number of rows changed (`sqlite3_changes`).
+    @discardableResult
+    public func run() throws -> Int {
+        while try step() {}
+        return Int(sqlite3_changes(sqlite3_db_handle(handle)))
+    }
+
+    // MARK: Reading (0-based columns)
+
+    public var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    public func columnName(_ column: Int32) -> String {
+        String(cString: sqlite3_column_name(handle, column))
+    }
+
+    public func isNull(_ column: Int32) -> Bool {
+        sqlite3_column_type(handle, column) == SQLITE_NULL
+    }
+
+    public func int64(_ column: Int32) -> Int64 {
+        sqlite3_column_int64(handle, column)
+    }
+
+    public func int(_ column: Int32) -> Int {
+        Int(sqlite3_column_int64(handle, column))
+    }
+
+    public func bool(_ column: Int32) -> Bool {
+        sqlite3_column_int64(handle, column) != 0
+    }
+
+    public func optionalInt64(_ column: Int32) -> Int64? {
+        isNull(column) ? nil : int64(column)
+    }
+
+    /// Column text as a String (empty for NULL; use `optionalString` to tell them apart).
+    public func string(_ column: Int32) -> String {
+        guard let p = sqlite3_column_text(handle, column) else { return "" }
+        let n = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+
+    public func optionalString(_ column: Int32) -> String? {
+        isNull(column) ? nil : string(column)
+    }
+
+    // MARK: Errors
+
+    @inline(__always)
+    func check(_ rc: Int32) throws {
+        if rc != SQLITE_OK { throw error(rc) }
+    }
+
+    func error(_ rc: Int32) -> StoreError {
+        let db = sqlite3_db_handle(handle)
+        let code = db.map { sqlite3_extended_errcode($0) } ?? rc
+        let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+        // errcode can lag behind for misuse errors that never reach the connection.
+        return StoreError(code: (code & 0xff) == (rc & 0xff) ? code : rc, message: message, sql: sql)
+    }
+}

@@ -1,1 +1,0 @@
-// IMTrace: see Docs/architecture.md. Filled in by its issue.

@@ -1,0 +1,116 @@
+import SimKernel
+
+/// Writes one record's body. A writer hands it to the closure of `TraceWriter.append`; its
+/// buffers are reused for every record, so encoding allocates nothing in steady state.
+///
+/// The body is a plain sequence of fields with no tags: the record's kind says what follows, and
+/// `RecordDecoder` reads the same fields in the same order. Use it only inside the closure it is
+/// passed to (writes after the closure returns land in a scratch buffer and are lost).
+public struct RecordEncoder {
+    /// Shared by every copy of the encoder, so a copy can never diverge from what the writer commits.
+    @usableFromInline let state: EncoderState
+    /// The record's time: `time(_:)` fields are written relative to it.
+    @usableFromInline var recordTime = SimTime.zero
+
+    init(state: EncoderState) { self.state = state }
+
+    @inlinable var bytes: ByteBuffer { state.body }
+
+    /// Bytes written to this body so far.
+    @inlinable public var count: Int { bytes.count }
+
+    /// Unsigned LEB128 varint (1 byte below 128, at most 10).
+    @inlinable public mutating func uvarint(_ v: UInt64) { bytes.appendVarint(v) }
+    @inlinable public mutating func uvarint(_ v: UInt32) { bytes.appendVarint(UInt64(v)) }
+    @inlinable public mutating func uvarint(_ v: Int) {
+        precondition(v >= 0, "uvarint of a negative Int; use varint")
+        bytes.appendVarint(UInt64(v))
+    }
+
+    /// Signed varint, zigzag-encoded (small magnitudes of either sign are short).
+    @inlinable public mutating func varint(_ v: Int64) { bytes.appendVarint(Varint.zigzag(v)) }
+
+    /// 8 bytes little-endian (hashes, digests: values a varint would make longer).
+    @inlinable public mutating func fixed64(_ v: UInt64) { bytes.appendLittleEndian(v) }
+    /// 4 bytes little-endian.
+    @inlinable public mutating func fixed32(_ v: UInt32) { bytes.appendLittleEndian(v) }
+
+    /// One byte, 0 or 1.
+    @inlinable public mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
+
+    /// Length-prefixed bytes.
+    @inlinable public mutating func bytes(_ b: UnsafeRawBufferPointer) {
+        bytes.appendVarint(UInt64(b.count))
+        bytes.append(b)
+    }
+    @inlinable public mutating func bytes(_ b: [UInt8]) {
+        bytes.appendVarint(UInt64(b.count))
+        bytes.append(b)
+    }
+    @inlinable public mutating func bytes(_ b: ArraySlice<UInt8>) {
+        bytes.appendVarint(UInt64(b.count))
+        bytes.append(b)
+    }
+
+    /// Bytes as-is, without length (a pre-encoded blob whose length the schema knows, or the
+    /// rest of the body). Read back with `RecordDecoder.raw(count:)` / `rest()`.
+    @inlinable public mutating func raw(_ b: [UInt8]) { bytes.append(b) }
+    @inlinable public mutating func raw(_ b: UnsafeRawBufferPointer) { bytes.append(b) }
+
+    /// Length-prefixed UTF-8, *not* interned: for one-off text such as message content kept
+    /// with `--keep-content`. Use `string(_:)` for anything that repeats.
+    @inlinable public mutating func utf8(_ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            bytes.appendVarint(UInt64(u.count))
+            bytes.append(UnsafeRawBufferPointer(u))
+        }
+    }
+
+    /// An interned string: the trace-wide id as a varint. The first use in each block also puts
+    /// a definition in the block (before this record), so every block decodes on its own.
+    /// Costs one dictionary lookup; pre-intern hot strings with `TraceWriter.intern(_:)`.
+    @inlinable public mutating func string(_ s: String) {
+        let id = state.interner.intern(s).id
+        state.usedStrings.append(id)
+        bytes.appendVarint(UInt64(id))
+    }
+
+    /// A string interned beforehand with the same writer's `intern(_:)`: no hashing.
+    @inlinable public mutating func string(_ s: InternedString) {
+        precondition(state.interner.owns(s), "InternedString \(s.id) \"\(s.text)\" was interned by another TraceWriter")
+        state.usedStrings.append(s.id)
+        bytes.appendVarint(UInt64(s.id))
+    }
+
+    /// A duration in the compact scaled code (1 byte for whole ms or s up to 15 units).
+    @inlinable public mutating func duration(_ d: SimDuration) { bytes.appendTimeCode(d.nanoseconds) }
+
+    /// An absolute time, written relative to the record's own time (so a deadline 30 s after the
+    /// event costs one byte).
+    @inlinable public mutating func time(_ t: SimTime) { bytes.appendTimeCode(t.nanoseconds &- recordTime.nanoseconds) }
+}
+
+/// The writer's encoding state: the body buffer, the string table, and the strings the current
+/// record uses (their definitions are emitted before the record).
+@usableFromInline final class EncoderState {
+    @usableFromInline let body = ByteBuffer(capacity: 256)
+    @exclusivity(unchecked) @usableFromInline var usedStrings: [UInt32] = []
+    @exclusivity(unchecked) @usableFromInline var interner = StringInterner()
+
+    init() { usedStrings.reserveCapacity(8) }
+
+    func begin() {
+        body.removeAll()
+        if !usedStrings.isEmpty { usedStrings.removeAll(keepingCapacity: true) }
+    }
+
+    /// Appends the definitions this record needs to `out` (called by the writer, before the record).
+    func emitDefinitions(into out: ByteBuffer) {
+        if !usedStrings.isEmpty { interner.emitDefinitions(usedStrings, into: out) }
+    }
+
+    func pendingDefinitionBytes() -> Int {
+        usedStrings.isEmpty ? 0 : interner.pendingDefinitionBytes(usedStrings)
+    }
+}

@@ -1,0 +1,240 @@
+import SimKernel
+
+/// Knobs of a `TraceWriter`.
+public struct TraceWriterOptions: Hashable, Sendable {
+    /// zstd level (1 fastest … 19; default 3).
+    public var compressionLevel: Int32
+    /// A block is flushed after this many records (1 … 2^24).
+    public var recordsPerBlock: Int
+    /// … or once its uncompressed payload reaches this many bytes (4 KiB … 16 MiB), whichever
+    /// comes first. Together they bound the writer's memory.
+    public var maxBlockBytes: Int
+    /// `fsync` after every block and at finish: survives power loss, not just a killed process.
+    /// Off by default (a killed process already loses nothing that reached `write`).
+    public var syncEachBlock: Bool
+
+    public init(compressionLevel: Int32 = 3, recordsPerBlock: Int = 8192, maxBlockBytes: Int = 1 << 20,
+                syncEachBlock: Bool = false) {
+        self.compressionLevel = compressionLevel
+        self.recordsPerBlock = recordsPerBlock
+        self.maxBlockBytes = maxBlockBytes
+        self.syncEachBlock = syncEachBlock
+    }
+
+    func validate() throws(TraceError) {
+        guard (1...TraceFormat.maxBlockRecords).contains(recordsPerBlock) else {
+            throw .invalidOptions("recordsPerBlock \(recordsPerBlock) outside 1...\(TraceFormat.maxBlockRecords)")
+        }
+        guard (4096...(16 << 20)).contains(maxBlockBytes) else {
+            throw .invalidOptions("maxBlockBytes \(maxBlockBytes) outside 4096...\(16 << 20)")
+        }
+    }
+}
+
+/// What `TraceWriter.finish(finalDigest:)` wrote.
+public struct TraceWriteSummary: Hashable, Sendable, Codable {
+    public var records: UInt64
+    public var blocks: Int
+    /// Sum of the blocks' uncompressed payloads.
+    public var uncompressedBytes: Int
+    /// Size of the whole file (header, blocks, footer, trailer).
+    public var fileBytes: Int
+    public var finalDigest: UInt64
+}
+
+/// Streams records into a trace: header at creation, a checksummed zstd block every
+/// `recordsPerBlock` records (or `maxBlockBytes`, or `flush()`), footer at `finish`.
+///
+/// Crash behaviour: blocks go straight to the final path, each with a single `write`, so a run
+/// killed at any point leaves the header and every complete block readable
+/// (`TraceReader(path:mode: .salvage)`); only the block being written and the footer are lost.
+/// A trace without footer is never mistaken for a complete one: the strict reader refuses it.
+///
+/// Not thread-safe (one simulation thread writes it). Memory: one block buffer, one compressed
+/// buffer, the string table and 48 bytes of index per block.
+public final class TraceWriter {
+    public let header: TraceHeader
+    public let options: TraceWriterOptions
+
+    private enum Status { case open, finished, failed }
+    @exclusivity(unchecked) private var status = Status.open
+    private let sink: TraceSink
+    private let compressor: ZstdCompressor
+    private let state: EncoderState
+    @exclusivity(unchecked) private var encoder: RecordEncoder
+
+    private let block = ByteBuffer(capacity: 1 << 16)
+    private var frame: [UInt8] = []
+    private var output: [UInt8] = []
+    @exclusivity(unchecked) private var blockRecords = 0
+    @exclusivity(unchecked) private var blockFirstTime = SimTime.zero
+    @exclusivity(unchecked) private var previousTime: Int64 = 0
+    private var blockFirstIndex: UInt64 = 0
+    private var index: [TraceBlockInfo] = []
+    private var uncompressedTotal = 0
+
+    /// Records appended so far.
+    @exclusivity(unchecked) public private(set) var recordCount: UInt64 = 0
+    /// Blocks written so far.
+    public var blockCount: Int { index.count }
+    /// Bytes written to the file so far.
+    public var bytesWritten: Int { sink.offset }
+    /// Distinct interned strings so far.
+    public var stringCount: Int { state.interner.strings.count }
+
+    /// Creates (truncates) the trace file at `path` and writes the header.
+    public init(path: String, header: TraceHeader, options: TraceWriterOptions = .init()) throws(TraceError) {
+        try options.validate()
+        self.header = header
+        self.options = options
+        compressor = try ZstdCompressor(level: options.compressionLevel)
+        state = EncoderState()
+        encoder = RecordEncoder(state: state)
+        sink = try TraceSink(path: path, sync: options.syncEachBlock)
+        try start()
+    }
+
+    /// A writer that keeps the trace in memory (`bytes`): for tests and fuzzing.
+    public init(inMemory header: TraceHeader, options: TraceWriterOptions = .init()) throws(TraceError) {
+        try options.validate()
+        self.header = header
+        self.options = options
+        compressor = try ZstdCompressor(level: options.compressionLevel)
+        state = EncoderState()
+        encoder = RecordEncoder(state: state)
+        sink = TraceSink(memory: ())
+        try start()
+    }
+
+    private func start() throws(TraceError) {
+        try sink.write(header.encoded())
+    }
+
+    /// The trace bytes of an in-memory writer (empty for a file writer).
+    public var bytes: [UInt8] { sink.memory }
+
+    /// Interns `s` once; `RecordEncoder.string(_: InternedString)` then writes it without hashing.
+    public func intern(_ s: String) -> InternedString { state.interner.intern(s) }
+
+    /// Set while a body closure runs: re-entrant appends are refused (the hot fields skip the
+    /// runtime exclusivity checks, which cost more than encoding a record).
+    @exclusivity(unchecked) private var inBody = false
+
+    /// Appends one record. `body` writes the record's fields; it runs once, synchronously, and
+    /// must not call back into the writer.
+    /// - Throws: `TraceError.io` when a full block cannot be written, `.recordTooLarge`,
+    ///   `.writerClosed` after `finish` or an earlier failure.
+    public func append(kind: UInt16, time: SimTime, _ body: (inout RecordEncoder) -> Void) throws(TraceError) {
+        guard status == .open else { throw .writerClosed }
+        precondition(!inBody, "TraceWriter.append called from inside a record body")
+        inBody = true
+        state.begin()
+        encoder.recordTime = time
+        body(&encoder)
+        inBody = false
+        try commit(kind: kind, time: time)
+    }
+
+    /// Appends a record without body.
+    public func append(kind: UInt16, time: SimTime) throws(TraceError) {
+        guard status == .open else { throw .writerClosed }
+        precondition(!inBody, "TraceWriter.append called from inside a record body")
+        state.begin()
+        try commit(kind: kind, time: time)
+    }
+
+    /// Head (≤ 3) + time code (≤ 10) + body length (≤ 4) bytes.
+    private static let recordOverhead = 17
+
+    private func commit(kind: UInt16, time: SimTime) throws(TraceError) {
+        let bodyCount = state.body.count
+        guard bodyCount <= TraceFormat.maxRecordBody else {
+            throw .recordTooLarge(bytes: bodyCount, limit: TraceFormat.maxRecordBody)
+        }
+        var size = state.pendingDefinitionBytes() + bodyCount + Self.recordOverhead
+        if blockRecords > 0 && block.count + size > options.maxBlockBytes {
+            try flushBlock()
+            size = state.pendingDefinitionBytes() + bodyCount + Self.recordOverhead
+        }
+        guard size <= TraceFormat.maxBlockPayload else {
+            throw .recordTooLarge(bytes: size, limit: TraceFormat.maxBlockPayload)
+        }
+        if blockRecords == 0 {
+            blockFirstTime = time
+            previousTime = 0  // the first record's delta is its absolute time: blocks stand alone
+        }
+        state.emitDefinitions(into: block)
+        block.appendVarint(UInt64(kind) &+ 1)
+        block.appendTimeCode(time.nanoseconds &- previousTime)
+        block.appendVarint(UInt64(bodyCount))
+        block.append(state.body.bytes)
+        previousTime = time.nanoseconds
+        blockRecords += 1
+        recordCount += 1
+        if blockRecords >= options.recordsPerBlock || block.count >= options.maxBlockBytes {
+            try flushBlock()
+        }
+    }
+
+    /// Writes the pending records as a block now (no-op when none are pending).
+    public func flush() throws(TraceError) {
+        guard status == .open else { throw .writerClosed }
+        precondition(!inBody, "TraceWriter.flush called from inside a record body")
+        try flushBlock()
+    }
+
+    private func flushBlock() throws(TraceError) {
+        guard blockRecords > 0 else { return }
+        let ulen = block.count
+        let crc = CRC32C.checksum(block.bytes)
+        let bound = ZstdCompressor.bound(ulen)
+        if frame.count < bound { frame = [UInt8](repeating: 0, count: bound) }
+        let src = block.bytes
+        let result = frame.withUnsafeMutableBytes { dst in compressor.compress(src, into: dst) }
+        let clen: Int
+        switch result {
+        case .success(let n): clen = n
+        case .failure(let f):
+            status = .failed
+            throw .zstd(block: index.count, offset: sink.offset, message: f.message)
+        }
+        let info = TraceBlockInfo(
+            number: index.count, offset: sink.offset, firstRecordIndex: blockFirstIndex, recordCount: blockRecords,
+            compressedLength: clen, uncompressedLength: ulen, payloadChecksum: crc,
+            firstTime: blockFirstTime, lastTime: SimTime(nanoseconds: previousTime))
+        output.removeAll(keepingCapacity: true)
+        BlockHeader.encode(info, into: &output)
+        output.append(contentsOf: frame[0..<clen])
+        do { try sink.write(output) } catch {
+            status = .failed
+            throw error
+        }
+        index.append(info)
+        uncompressedTotal += ulen
+        block.removeAll()
+        blockRecords = 0
+        blockFirstIndex = recordCount
+        state.interner.nextBlock()
+    }
+
+    /// Flushes, writes the footer (index, totals, `finalDigest`) and trailer, and closes the file.
+    @discardableResult
+    public func finish(finalDigest: UInt64) throws(TraceError) -> TraceWriteSummary {
+        guard status == .open else { throw .writerClosed }
+        precondition(!inBody, "TraceWriter.finish called from inside a record body")
+        try flushBlock()
+        let footer = TraceFooter(offset: sink.offset, totalRecords: recordCount, finalDigest: finalDigest,
+                                 stringCount: state.interner.strings.count, blocks: index)
+        do {
+            try sink.write(footer.encoded())
+            if options.syncEachBlock { try sink.sync() }
+            try sink.finishClose()
+        } catch {
+            status = .failed
+            throw error
+        }
+        status = .finished
+        return TraceWriteSummary(records: recordCount, blocks: index.count, uncompressedBytes: uncompressedTotal,
+                                 fileBytes: sink.offset, finalDigest: finalDigest)
+    }
+}

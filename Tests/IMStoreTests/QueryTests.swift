@@ -1,0 +1,81 @@
+import IMWire
+import Testing
+@testable import IMStore
+
+@Suite struct HistoryTests {
+    @Test func pagesOfAtMostTwentyNewestFirstByMessageId() throws {
+        let s = try memoryStore()
+        var ids: [Int64] = []
+        for i in 0..<45 {
+            ids.append(try store(s, incoming("A\(i)", at: Int64(1_000 + i))))
+            _ = try store(s, incoming("B\(i)", in: bob, at: Int64(1_000 + i)))  // interleaved other conversation
+        }
+        let page1 = try s.history(in: alice, before: -1, count: 100)
+        #expect(page1.count == 20, "at most 20 per call")
+        #expect(page1.map(\.messageId) == Array(ids.suffix(20).reversed()))
+        let page2 = try s.history(in: alice, before: page1.last!.messageId)
+        #expect(page2.map(\.messageId) == Array(ids[5..<25].reversed()))
+        let page3 = try s.history(in: alice, before: page2.last!.messageId)
+        #expect(page3.map(\.messageId) == Array(ids[0..<5].reversed()))
+        #expect(try s.history(in: alice, before: page3.last!.messageId) == [])
+        #expect(try s.history(in: alice, count: 3).count == 3)
+        #expect(try s.history(in: alice, count: 0) == [])
+        #expect(try s.history(in: alice, count: -5) == [])
+        #expect(Set(page1.map(\.conversation)) == [alice])
+    }
+
+    @Test func cursorIsAMessageIdNotATime() throws {
+        let s = try memoryStore()
+        let newer = try store(s, incoming("N", at: 2_000))
+        let late = try store(s, incoming("L", at: 1_000))  // older server time, inserted later
+        #expect(try s.history(in: alice).map(\.messageId) == [late, newer])
+        #expect(try s.history(in: alice, before: late).map(\.messageId) == [newer])
+        // A deleted cursor message still works as a cursor.
+        _ = try s.deleteMessages(ids: [late])
+        #expect(try s.history(in: alice, before: late).map(\.messageId) == [newer])
+    }
+}
+
+@Suite struct RangeAndSnapshotTests {
+    @Test func sentTimeRangeIsInclusiveAndInServerOrder() throws {
+        let s = try memoryStore()
+        let c = try store(s, incoming("C", at: 300))
+        let a = try store(s, incoming("A", at: 100))
+        let b = try store(s, incoming("B", at: 200))
+        _ = try store(s, incoming("D", at: 400))
+        _ = try store(s, incoming("X", in: bob, at: 200))
+        #expect(try s.messages(in: alice, sentTime: 100...300).map(\.messageId) == [a, b, c])
+        #expect(try s.messages(in: alice, sentTime: 101...299).map(\.messageId) == [b])
+        #expect(try s.messages(in: alice, sentTime: 100...300, limit: 2).map(\.messageId) == [a, b])
+        #expect(try s.messages(in: alice, sentTime: 500...600) == [])
+    }
+
+    @Test func snapshotOrdersBySentTimeThenUIdThenMessageId() throws {
+        let s = try memoryStore(dedup: false)
+        let z = try store(s, incoming("Z", at: 100))
+        let a = try store(s, incoming("A", at: 100))
+        let unsent = try s.insertOutgoing(outgoing("pending", at: 100)).messageId
+        let a2 = try store(s, incoming("A", at: 100))
+        let early = try store(s, incoming("Q", at: 50))
+        #expect(try s.snapshot(of: alice).map(\.messageId) == [early, unsent, a, a2, z])
+        #expect(try s.allMessageUIds(in: alice) == ["A", "A", "Q", "Z"])
+        #expect(try s.allMessageUIds(in: bob) == [])
+        #expect(try s.countRows(withUId: "A") == 2)
+        #expect(try s.countRows(withUId: "Q") == 1)
+        #expect(try s.countRows(withUId: "nope") == 0)
+    }
+
+    /// Two stores that received the same messages in different orders have the same snapshot
+    /// (modulo local fields) — what the ledger relies on.
+    @Test func snapshotsOfTwoDevicesCompare() throws {
+        let msgs = (0..<12).map { incoming("U\($0 % 7)-\($0)", at: Int64(100 + ($0 % 4) * 10)) }
+        let d1 = try memoryStore(), d2 = try memoryStore()
+        for m in msgs { _ = try d1.storeReceived(m) }
+        for m in msgs.reversed() { _ = try d2.storeReceived(m) }
+        func canonical(_ s: IMStore) throws -> [String] {
+            try s.snapshot(of: alice).map { "\($0.sentTime) \($0.messageUId ?? "-") \($0.content)" }
+        }
+        #expect(try canonical(d1) == canonical(d2))
+        #expect(try d1.history(in: alice).map(\.messageUId) != d2.history(in: alice).map(\.messageUId))
+    }
+}
