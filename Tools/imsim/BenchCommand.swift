@@ -11,6 +11,7 @@ struct BenchCommand: ParsableCommand {
             BenchCodec.self,
             BenchStore.self,
             BenchTraceContainer.self,
+            BenchServer.self,
         ]
     )
 }
