@@ -69,15 +69,20 @@ extension Frame {
     ///
     /// Layout: protocolName str · protocolVersion u8 · connect flags u8 · keepAlive u16 ·
     /// clientId str · [appKey str] · [token str]. Connect flags (MQTT's layout, RMTP's meaning):
-    /// 0x80 appKey present (MQTT "user name"), 0x40 token present ("password"), 0x02 clean session;
-    /// every other bit is reserved and must be 0. See Docs/wire-format.md.
+    /// 0x80 appKey present (MQTT "user name"), 0x40 token present ("password"), 0x20
+    /// reconnectKickEnable, 0x04 reconnect, 0x02 clean session; the other bits (0x01, 0x08, 0x10) are
+    /// reserved and must be 0. See Docs/wire-format.md and Docs/server.md §2.
     public struct Connect: Sendable, Hashable {
         public static let rcloudProtocolName = "RCloud"
         public static let rcloudProtocolVersion: UInt8 = 3
         static let appKeyBit: UInt8 = 0x80
         static let tokenBit: UInt8 = 0x40
         static let cleanSessionBit: UInt8 = 0x02
-        static let reservedBits: UInt8 = ~(appKeyBit | tokenBit | cleanSessionBit)
+        /// IMSim's use of MQTT's "will flag" bit: this CONNECT is an automatic reconnect.
+        static let reconnectBit: UInt8 = 0x04
+        /// IMSim's use of MQTT's "will retain" bit: the app set `reconnectKickEnable`.
+        static let reconnectKickEnableBit: UInt8 = 0x20
+        static let reservedBits: UInt8 = ~(appKeyBit | tokenBit | cleanSessionBit | reconnectBit | reconnectKickEnableBit)
 
         public var flags: FrameFlags
         public var protocolName: String
@@ -89,10 +94,18 @@ extension Frame {
         public var clientId: String
         public var appKey: String?
         public var token: String?
+        /// Flag 0x04: an automatic reconnect by the SDK (not the first connect after `connect(token)`).
+        /// The server uses it to recognise a late reconnect of a stale device (Docs/server.md §2).
+        public var isReconnect: Bool
+        /// Flag 0x20: the app set `reconnectKickEnable` — on a reconnect, give up (CONNACK
+        /// `Connack.otherDeviceLoggedInStatusCode`, client error 31023) rather than kick another
+        /// device of the same platform class.
+        public var reconnectKickEnable: Bool
 
         public init(flags: FrameFlags = .none, protocolName: String = rcloudProtocolName,
                     protocolVersion: UInt8 = rcloudProtocolVersion, cleanSession: Bool = true,
-                    keepAlive: UInt16, clientId: String, appKey: String?, token: String?) {
+                    keepAlive: UInt16, clientId: String, appKey: String?, token: String?,
+                    isReconnect: Bool = false, reconnectKickEnable: Bool = false) {
             self.flags = flags
             self.protocolName = protocolName
             self.protocolVersion = protocolVersion
@@ -101,12 +114,15 @@ extension Frame {
             self.clientId = clientId
             self.appKey = appKey
             self.token = token
+            self.isReconnect = isReconnect
+            self.reconnectKickEnable = reconnectKickEnable
         }
 
         /// The connect-flags byte this value encodes to.
         public var connectFlags: UInt8 {
             (appKey != nil ? Self.appKeyBit : 0) | (token != nil ? Self.tokenBit : 0)
-                | (cleanSession ? Self.cleanSessionBit : 0)
+                | (cleanSession ? Self.cleanSessionBit : 0) | (isReconnect ? Self.reconnectBit : 0)
+                | (reconnectKickEnable ? Self.reconnectKickEnableBit : 0)
         }
 
         /// `"<platform>:<deviceId>"`.
@@ -156,6 +172,11 @@ extension Frame {
 
         /// The status as a known value, nil for a code the spec does not list.
         public var status: ConnackStatus? { ConnackStatus(rawValue: statusCode) }
+
+        /// IMSim's CONNACK status for a reconnect refused because another device of the same
+        /// platform class is online (reconnectKickEnable, or a stale device with B12 off); the
+        /// client reports 31023. The spec lists no code for it (Docs/server.md §2).
+        public static let otherDeviceLoggedInStatusCode: UInt8 = 23
     }
 
     /// PUBLISH. C→S: topic str · targetId str · msgId u16 · body.

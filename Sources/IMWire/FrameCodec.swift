@@ -110,7 +110,9 @@ enum FrameCodec {
             return .connect(Frame.Connect(
                 flags: flags, protocolName: name, protocolVersion: version,
                 cleanSession: cf & Frame.Connect.cleanSessionBit != 0, keepAlive: keepAlive,
-                clientId: clientId, appKey: appKey, token: token))
+                clientId: clientId, appKey: appKey, token: token,
+                isReconnect: cf & Frame.Connect.reconnectBit != 0,
+                reconnectKickEnable: cf & Frame.Connect.reconnectKickEnableBit != 0))
         case .connack:
             let reserved = try r.u8("reserved")
             let status = try r.u8("status")

@@ -65,6 +65,8 @@ public enum FrameJSON {
             add("clientId", .string(c.clientId))
             if let k = c.appKey { add("appKey", .string(k)) }
             if let t = c.token { add("token", .string(t)) }
+            if c.isReconnect { add("reconnect", .bool(true)) }
+            if c.reconnectKickEnable { add("reconnectKickEnable", .bool(true)) }
         case .connack(let c):
             add("reserved", .int(c.reserved))
             add("status", .int(c.statusCode))
@@ -179,7 +181,9 @@ public enum FrameJSON {
                 flags: flags, protocolName: try r.optionalString("protocolName") ?? Frame.Connect.rcloudProtocolName,
                 protocolVersion: try r.optionalInt("protocolVersion", UInt8.self) ?? Frame.Connect.rcloudProtocolVersion,
                 cleanSession: try r.optionalBool("cleanSession") ?? true, keepAlive: try r.int("keepAlive", UInt16.self),
-                clientId: try r.string("clientId"), appKey: try r.optionalString("appKey"), token: try r.optionalString("token")))
+                clientId: try r.string("clientId"), appKey: try r.optionalString("appKey"), token: try r.optionalString("token"),
+                isReconnect: try r.optionalBool("reconnect") ?? false,
+                reconnectKickEnable: try r.optionalBool("reconnectKickEnable") ?? false))
         case .connack:
             var session: Frame.Connack.Session?
             if let userId = try r.optionalString("userId") {

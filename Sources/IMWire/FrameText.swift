@@ -17,6 +17,8 @@ public enum FrameText {
                       "keepAlive=\(c.keepAlive)", "clientId=\(q(c.clientId))"]
             if let k = c.appKey { parts.append("appKey=\(q(k))") }
             if let t = c.token { parts.append("token=\(q(t))") }
+            if c.isReconnect { parts.append("reconnect") }
+            if c.reconnectKickEnable { parts.append("reconnectKickEnable") }
         case .connack(let c):
             parts.append("status=\(c.statusCode)\(c.status.map { "(\($0))" } ?? "")")
             if c.reserved != 0 { parts.append("reserved=\(c.reserved)") }

@@ -82,6 +82,30 @@ import Testing
         #expect(try MessageFraming.decode(enc, direction: .clientToServer) == .connect(bare))
     }
 
+    /// IMSim's reconnect bits (Docs/server.md §2): 0x04 reconnect, 0x20 reconnectKickEnable; they
+    /// round-trip through bytes, frame JSON and text, and 0x01/0x08/0x10 stay reserved.
+    @Test(arguments: [(false, false, UInt8(0xC2)), (true, false, 0xC6), (false, true, 0xE2), (true, true, 0xE6)])
+    func connectReconnectFlags(reconnect: Bool, kickEnable: Bool, flagsByte: UInt8) throws {
+        let c = Frame.Connect(keepAlive: 30, clientId: "mobile:a", appKey: "k", token: "t",
+                              isReconnect: reconnect, reconnectKickEnable: kickEnable)
+        #expect(c.connectFlags == flagsByte)
+        let bytes = try MessageFraming.encode(.connect(c), direction: .clientToServer)
+        #expect(bytes[1 + 2 + 6 + 1] == flagsByte)
+        #expect(try MessageFraming.decode(bytes, direction: .clientToServer) == .connect(c))
+        let json = FrameJSON.describe(.connect(c), direction: .clientToServer)
+        #expect(try FrameJSON.frame(from: json).frame == .connect(c))
+        let words = FrameText.headerLine(.connect(c), direction: .clientToServer).split(separator: " ")
+        #expect(words.contains("reconnect") == reconnect)
+        #expect(words.contains("reconnectKickEnable") == kickEnable)
+        for reserved: UInt8 in [0x01, 0x08, 0x10] {
+            var bad = bytes
+            bad[1 + 2 + 6 + 1] |= reserved
+            #expect(throws: WireError.invalidConnectFlags(flagsByte | reserved, offset: 1 + 2 + 6 + 1)) {
+                _ = try MessageFraming.decode(bad, direction: .clientToServer)
+            }
+        }
+    }
+
     @Test func connackWithAndWithoutSession() throws {
         let accepted = Frame.connack(.init(status: .accepted, session: .init(userId: "alice", sessionId: "s1", timestamp: 1_763_769_600_000)))
         let bytes = try MessageFraming.encode(accepted, direction: .serverToClient)
