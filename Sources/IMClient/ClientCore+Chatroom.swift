@@ -83,21 +83,24 @@ extension ClientCore {
             out.note(.chatroomState(roomId: roomId, joined: false))
             out.callback(.chatroomJoinFailed(roomId: roomId, code: code))
         case .rejoin:
-            if code == IMErrorCode.requestTimeout.rawValue || session == nil {
-                rooms.update(roomId) {
-                    $0.phase = .joined
-                    $0.needsRejoin = true
-                }
-                out.note(.ignored(input: "joinChrmR \(roomId)", reason: "\(reason) (\(code)); retried on the next connection"))
+            guard code == IMErrorCode.requestTimeout.rawValue || session == nil else { return roomLost(roomId, code: code) }
+            rooms.update(roomId) {
+                $0.phase = .joined
+                $0.needsRejoin = true
+            }
+            if session != nil {
+                // Timed out on a live connection: try again now.
+                out.note(.ignored(input: "joinChrmR \(roomId)", reason: "\(reason) (\(code)); rejoining again"))
+                rejoinChatrooms()
             } else {
-                roomLost(roomId, code: code)
+                out.note(.ignored(input: "joinChrmR \(roomId)", reason: "\(reason) (\(code)); rejoined on the next connection"))
             }
         }
     }
 
     /// CONNACK of a reconnect: joinChrmR for every room that needs it.
     mutating func rejoinChatrooms() {
-        for room in rooms.rooms where room.isJoined && room.needsRejoin {
+        for room in rooms.rooms where room.phase == .joined && room.needsRejoin {
             if room.rejoinForgotten {
                 out.note(.skipped(messageUId: nil, conversation: ConversationKey(.chatroom, room.roomId),
                                   reason: "B6: rejoin skipped after a ping timeout during connect"))
@@ -111,13 +114,12 @@ extension ClientCore {
         }
     }
 
-    /// A ping timed out. During connect (the link check before the first pull, or a rejoin not
-    /// yet answered) B6 makes the SDK forget the rooms' pending rejoin.
-    mutating func forgetRejoinsAfterPingTimeout(duringLinkCheck: Bool) {
+    /// A ping timed out. B6: a room whose rejoin has not completed on this connection (the link
+    /// check before the first pull, a joinChrmR not answered or timed out) is "during connect":
+    /// the SDK forgets that it needs a rejoin.
+    mutating func forgetRejoinsAfterPingTimeout() {
         guard config.bugs.contains(.b6) else { return }
-        for room in rooms.rooms {
-            let rejoinOutstanding = if case .joining(_, .rejoin) = room.phase { true } else { false }
-            guard rejoinOutstanding || (duringLinkCheck && room.isJoined && room.needsRejoin) else { continue }
+        for room in rooms.rooms where room.needsRejoin && !room.rejoinForgotten {
             // B6: the ping timeout during connect clears the "rejoin needed" mark (fixed in
             // 4.0.3 Stable / 4.0.4 Dev): the next reconnect does not rejoin.
             rooms.update(room.roomId) { $0.rejoinForgotten = true }
@@ -171,12 +173,17 @@ extension ClientCore {
         out.callback(.chatroomQuit(roomId: roomId))
     }
 
-    /// The server no longer has us in the room (kicked, banned, destroyed): local state goes.
+    /// The server no longer has us in the room (kicked, banned: 23406/23409; gone: 23410): local
+    /// state goes. The wire has no kick notice: the client learns it from a refused request.
     mutating func roomLost(_ roomId: String, code: Int32) {
         guard rooms.remove(roomId) != nil else { return }
-        do { _ = try store.quitChatroom(roomId) } catch { storeError("kicked from \(roomId)", error) }
+        do { _ = try store.quitChatroom(roomId) } catch { storeError("lost chatroom \(roomId)", error) }
         out.note(.chatroomState(roomId: roomId, joined: false))
-        out.callback(.chatroomKicked(roomId: roomId))
+        if code == IMErrorCode.chatroomNotExist.rawValue {
+            out.callback(.chatroomDestroyed(roomId: roomId))
+        } else {
+            out.callback(.chatroomKicked(roomId: roomId))
+        }
     }
 
     // MARK: Pulls

@@ -63,11 +63,7 @@ extension ClientCore {
     /// The connection is gone: requests in flight fail (or are retried by the next session, for
     /// pulls and rejoins), joined rooms need a rejoin.
     private mutating func linkLost(_ failure: ConnectFailure, wasConnected: Bool) {
-        // "During connect" = the link check before the first pull, or a rejoin not answered yet.
-        let duringConnect = sync.state == .linkCheck
-        if failure.code == IMErrorCode.pingTimeout.rawValue {
-            forgetRejoinsAfterPingTimeout(duringLinkCheck: duringConnect)
-        }
+        if failure.code == IMErrorCode.pingTimeout.rawValue { forgetRejoinsAfterPingTimeout() }
         if sync.isOnline, config.pollInterval != nil { out.cancelTimer(.poll) }
         sync.linkLost()
         session = nil

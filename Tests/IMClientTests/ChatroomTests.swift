@@ -221,6 +221,24 @@ struct ChatroomTests {
         #expect(h.core.joinedChatrooms == ["r1"])
     }
 
+    @Test("B6 trigger is precise: a ping timeout after the rejoin completed still rejoins; a rejoin that timed out is retried")
+    func b6OnlyDuringConnect() throws {
+        var config = ClientConfig()
+        config.bugs = [.b6]
+        var h = Harness(config: config)
+        h.connectInSync()
+        h.join("r1")
+        h.pingTimeoutAndReconnect(timestamp: 2_000)         // the room had no pending rejoin
+        #expect(h.lastQuery(.joinChrmR) != nil)
+        let first = h.lastQuery(.joinChrmR)!
+        h.fire(.requestTimeout(messageId: first.messageId))  // the rejoin is not answered: retried
+        let retry = try #require(h.lastQuery(.joinChrmR))
+        #expect(retry.messageId != first.messageId)
+        h.answer(.joinChrmR, body: try ProtoBody.encode(RMTPChrmOutput.with { $0.nothing = 0 }), qos: .atMostOnce)
+        h.pingTimeoutAndReconnect(timestamp: 3_000)         // established: not "during connect"
+        #expect(h.lastQuery(.joinChrmR) != nil)
+    }
+
     @Test("B7: disconnect keeps stale room state and KV (no rejoin after connect); off: cleared with chatroomQuit",
           arguments: [false, true])
     func b7StaleState(b7: Bool) throws {
@@ -252,6 +270,18 @@ struct ChatroomTests {
         #expect(h.effects.callbacks.contains { if case .chatroomKicked("r1") = $0 { true } else { false } })
         #expect(h.core.joinedChatrooms.isEmpty)
         #expect(try h.store.messageCount(in: Self.room) == 0)
+    }
+
+    @Test("a rejoin refused with 23410 reports the room destroyed")
+    func destroyed() throws {
+        var h = Harness()
+        h.connectInSync()
+        h.join("r1")
+        h.feed(.transport(.closed(.reset)))
+        h.reconnect(timestamp: 2)
+        h.answer(.joinChrmR, status: 23410, qos: .atMostOnce)
+        #expect(h.effects.callbacks.contains { if case .chatroomDestroyed("r1") = $0 { true } else { false } })
+        #expect(h.core.joinedChatrooms.isEmpty)
     }
 
     @Test("a join cut by the connection fails; joinExist sends nothing=2 and reports 23410")
