@@ -230,6 +230,8 @@ public struct ClientConfig: Sendable, Hashable {
     public var chatroomPullCount: Int32 = 50
     /// Largest `messageCount` of a join; larger values are clamped to it (im-semantics §6).
     public var chatroomJoinMaxCount: Int32 = 50
+
+    public init() {}
 }
 
 /// Client-side bug switches (im-semantics §8), all off by default. Each is a small, named deviation
