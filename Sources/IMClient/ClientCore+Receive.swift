@@ -170,11 +170,14 @@ extension ClientCore {
                     }
                 }
                 try flush()
-                if let inbox, inbox > inboxCursor, try store.advanceCursor(.inbox, to: inbox) {
+                // Forward only; the cached values are the stored ones, so a plain upsert will do.
+                if let inbox, inbox > inboxCursor {
+                    try store.setCursor(.inbox, to: inbox)
                     inboxCursor = inbox
                     out.note(.cursor(name: SyncCursor.inbox.name, value: inbox))
                 }
-                if let sendbox, sendbox > sendboxCursor, try store.advanceCursor(.sendbox, to: sendbox) {
+                if let sendbox, sendbox > sendboxCursor {
+                    try store.setCursor(.sendbox, to: sendbox)
                     sendboxCursor = sendbox
                     out.note(.cursor(name: SyncCursor.sendbox.name, value: sendbox))
                 }

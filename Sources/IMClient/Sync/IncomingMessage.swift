@@ -63,7 +63,7 @@ enum ReceiveKind {
     /// Classifies by objectName (commands) and the wire status word (persisted / counted /
     /// mentioned). Chatroom messages are never counted: the SDK keeps no unread for rooms.
     static func of(_ m: IncomingMessage) -> ReceiveKind {
-        let bytes = m.down.contentBytes
+        var bytes: [UInt8] { m.down.contentBytes }
         switch m.objectName {
         case RecallCommandContent.objectName:
             if case .recallCommand(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: bytes) {
