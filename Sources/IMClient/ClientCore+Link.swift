@@ -25,7 +25,7 @@ extension ClientCore {
                 write(.pingReq())
             case .pongReceived:
                 if sync.state == .linkCheck {
-                    sync.linkChecked()
+                    syncChange("PINGRESP (link checked)") { $0.linkChecked() }
                     connectionEstablished()
                 }
             case .sessionStarted(let s, let firstOfCall):
@@ -43,7 +43,8 @@ extension ClientCore {
     private mutating func sessionStarted(_ s: ConnectedState, firstOfCall: Bool) {
         session = s
         isReconnectSession = !firstOfCall
-        sync.sessionStarted(linkCheck: config.pingBeforeFirstPull)
+        let linkCheck = config.pingBeforeFirstPull
+        syncChange("CONNACK") { $0.sessionStarted(linkCheck: linkCheck) }
         if let poll = config.pollInterval { out.setTimer(.poll, after: poll) }
         if config.pingBeforeFirstPull {
             process(link.ping(&out))
@@ -65,7 +66,7 @@ extension ClientCore {
     private mutating func linkLost(_ failure: ConnectFailure, wasConnected: Bool) {
         if failure.code == IMErrorCode.pingTimeout.rawValue { forgetRejoinsAfterPingTimeout() }
         if sync.isOnline, config.pollInterval != nil { out.cancelTimer(.poll) }
-        sync.linkLost()
+        syncChange("connection lost") { $0.linkLost() }
         session = nil
         pendingEchoes.removeAll()
         for (id, request) in requests.removeAll() {
@@ -78,7 +79,7 @@ extension ClientCore {
     /// The connect call ended (disconnect, logout, fatal error): chatroom state and KV caches are
     /// cleared — except with B7 on a deliberate disconnect/logout.
     private mutating func stopped(_ reason: StoppedState.Reason) {
-        sync.linkLost()
+        syncChange("stopped") { $0.linkLost() }
         session = nil
         switch reason {
         case .disconnected, .loggedOut:
@@ -122,7 +123,7 @@ extension ClientCore {
         case .command(let name, let c):
             out.note(.ignored(input: "\(name) to \(c)", reason: "not confirmed: \(reason)"))
         case .pull:
-            sync.pullEnded(synced: false)
+            syncChange("pull failed: \(reason)") { $0.pullEnded(synced: false) }
         case .join(let roomId, let kind):
             joinFailed(roomId, kind: kind, code: code, reason: reason)
         case .quit:

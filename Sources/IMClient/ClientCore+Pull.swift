@@ -32,7 +32,7 @@ extension ClientCore {
         r.isPullSend = true
         r.sendBoxSyncTime = sendboxCursor
         let id = query(.pullMsg, target: userId, body: (try? ProtoBody.encode(r)) ?? [], .pull)
-        sync.pullSent(messageId: id)
+        syncChange("pullMsg #\(id) from inbox \(r.syncTime), sendbox \(r.sendBoxSyncTime)") { $0.pullSent(messageId: id) }
     }
 
     mutating func queryAckReceived(_ q: Frame.QueryAck) {
@@ -68,16 +68,14 @@ extension ClientCore {
 
     private mutating func pullAnswered(_ q: Frame.QueryAck) {
         guard q.status == 0 else {
-            out.note(.ignored(input: "pullMsg #\(q.messageId)", reason: "refused with \(q.status)"))
-            sync.pullEnded(synced: false)
+            syncChange("pullMsg refused with \(q.status)") { $0.pullEnded(synced: false) }
             return
         }
         let page: RMTPDownStreamMessages
         do {
             page = try q.decodeBody(RMTPDownStreamMessages.self)
         } catch {
-            out.note(.ignored(input: "pullMsg #\(q.messageId)", reason: "\(error)"))
-            sync.pullEnded(synced: false)
+            syncChange("pullMsg answer undecodable: \(error)") { $0.pullEnded(synced: false) }
             return
         }
         var items: [IncomingMessage] = []
@@ -112,7 +110,7 @@ extension ClientCore {
             out.note(.skipped(messageUId: nil, conversation: ConversationKey(.privateChat, userId),
                               reason: "queued s_ntf time \(queued) ≤ inbox cursor \(inboxCursor)"))
         }
-        sync.pullEnded(synced: true)
+        syncChange("finished") { $0.pullEnded(synced: true) }
     }
 
     /// Moves the sendbox cursor forward (own sends while in sync).

@@ -147,8 +147,8 @@ extension ClientCore {
                         let m = items[run[k].index]
                         out.note(.stored(messageId: r.messageId, messageUId: msg.messageUId, conversation: msg.conversation,
                                          sentTime: msg.sentTime, direction: msg.direction, isNew: r.isNew))
-                        guard r.isNew else { continue }
                         left -= 1
+                        guard r.isNew else { continue }     // a dedup hit (messageUIdDedup): not shown again
                         out.callback(.received(ReceiveKind.row(msg, messageId: r.messageId), left: left,
                                                offline: m.dataTime < offlineBefore, hasPackage: hasPackage))
                     }

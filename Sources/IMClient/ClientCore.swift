@@ -250,6 +250,14 @@ public struct ClientCore {
 
     // MARK: - Helpers
 
+    /// Changes the inbox sync machine and notes the transition.
+    mutating func syncChange(_ reason: String, _ body: (inout InboxSyncMachine) -> Void) {
+        let before = sync.state.name
+        body(&sync)
+        let after = sync.state.name
+        if before != after { out.note(.syncState(from: before, to: after, reason: reason)) }
+    }
+
     mutating func storeError(_ operation: String, _ error: any Error) {
         out.note(.storeError(operation: operation, message: "\(error)"))
     }

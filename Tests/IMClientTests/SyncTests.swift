@@ -232,4 +232,34 @@ struct SyncTests {
         #expect(h.effects.sendResults.map(\.uid) == ["U1"])
         #expect(h.core.sendboxCursor == 9_000)
     }
+
+    @Test("messageUIdDedup knob: B1's second copy is a store dedup hit — noted with isNew false, not shown again")
+    func dedupKnob() throws {
+        var config = ClientConfig()
+        config.bugs = [.b1]
+        config.messageUIdDedup = true
+        var h = Harness(config: config)
+        h.connect()
+        h.server(sMsg(down(uid: "X", at: 500), id: 7))
+        h.answerPull(page([down(uid: "X", at: 500)], syncTime: 500))
+        #expect(h.effects.received.isEmpty)
+        #expect(h.effects.notes.contains { if case .stored(_, "X", _, _, _, false) = $0 { true } else { false } })
+        #expect(try h.store.countRows(withUId: "X") == 1)
+    }
+
+    @Test("pollInterval: a poll timer pulls when idle and re-arms; none without the knob")
+    func poll() throws {
+        var config = ClientConfig()
+        config.pollInterval = .seconds(180)
+        var h = Harness(config: config)
+        h.connect()
+        #expect(h.effects.timersSet[.poll] == .seconds(180))
+        h.answerPull(page([], syncTime: 0))
+        h.fire(.poll)
+        #expect(h.lastQuery(.pullMsg) != nil)
+        #expect(h.effects.timersSet[.poll] == .seconds(180))
+        var g = Harness()
+        g.connect()
+        #expect(g.effects.timersSet[.poll] == nil)
+    }
 }

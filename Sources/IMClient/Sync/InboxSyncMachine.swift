@@ -16,7 +16,7 @@ struct InboxSyncMachine: Sendable {
             switch self {
             case .offline: "offline"
             case .linkCheck: "linkCheck"
-            case .pulling: "pulling"
+            case .pulling(let p): "pulling#\(p.page)"
             case .idle(let synced): synced ? "inSync" : "idle"
             }
         }
