@@ -216,7 +216,7 @@ extension ClientCore {
 
     mutating func chatroomPullAnswered(_ roomId: String, isJoinPull: Bool, _ q: Frame.QueryAck) {
         guard var room = rooms[roomId] else { return }
-        room.pullInFlight = nil
+        if room.pullInFlight == q.messageId { room.pullInFlight = nil }
         rooms.insert(room)
         guard q.status == 0 else {
             return chatroomRequestRefused(roomId, what: "chrmPull", status: q.status)
@@ -251,7 +251,7 @@ extension ClientCore {
         room.queuedNotify = nil
         rooms.insert(room)
         // Chatroom messages never move the inbox/sendbox cursors.
-        deliver(items, hasPackage: false, path: "chrmPull", inbox: nil, sendbox: nil, chatroom: roomId)
+        deliver(items, hasPackage: false, path: "chrmPull \(roomId)", inbox: nil, sendbox: nil)
         if let queued, queued > room.cursor, rooms[roomId]?.isJoined == true {
             sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
         }

@@ -131,8 +131,7 @@ extension ClientCore {
 
     /// Stores, notifies and interprets `items` in order, in one store transaction together with
     /// the cursor moves (forward only). `left` counts down over the notified items.
-    mutating func deliver(_ items: [IncomingMessage], hasPackage: Bool, path: String, inbox: Int64?, sendbox: Int64?,
-                          chatroom: String? = nil) {
+    mutating func deliver(_ items: [IncomingMessage], hasPackage: Bool, path: String, inbox: Int64?, sendbox: Int64?) {
         let kinds = items.map(ReceiveKind.of)
         var left = kinds.reduce(0) { $0 + ($1.notifies ? 1 : 0) }
         let offlineBefore = session?.sessionTimestamp ?? 0
@@ -171,16 +170,17 @@ extension ClientCore {
                 }
                 try flush()
                 // Forward only; the cached values are the stored ones, so a plain upsert will do.
-                if let inbox, inbox > inboxCursor {
-                    try store.setCursor(.inbox, to: inbox)
-                    inboxCursor = inbox
-                    out.note(.cursor(name: SyncCursor.inbox.name, value: inbox))
-                }
-                if let sendbox, sendbox > sendboxCursor {
-                    try store.setCursor(.sendbox, to: sendbox)
-                    sendboxCursor = sendbox
-                    out.note(.cursor(name: SyncCursor.sendbox.name, value: sendbox))
-                }
+                if let inbox, inbox > inboxCursor { try store.setCursor(.inbox, to: inbox) }
+                if let sendbox, sendbox > sendboxCursor { try store.setCursor(.sendbox, to: sendbox) }
+            }
+            // Committed: the cache follows the store.
+            if let inbox, inbox > inboxCursor {
+                inboxCursor = inbox
+                out.note(.cursor(name: SyncCursor.inbox.name, value: inbox))
+            }
+            if let sendbox, sendbox > sendboxCursor {
+                sendboxCursor = sendbox
+                out.note(.cursor(name: SyncCursor.sendbox.name, value: sendbox))
             }
         } catch {
             storeError("\(path): store \(items.count) messages", error)
