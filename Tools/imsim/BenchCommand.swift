@@ -12,6 +12,7 @@ struct BenchCommand: ParsableCommand {
             BenchStore.self,
             BenchClient.self,
             BenchTraceContainer.self,
+            BenchServer.self,
         ]
     )
 }

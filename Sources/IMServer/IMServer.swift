@@ -1,1 +1,0 @@
-// IMServer: see Docs/architecture.md. Filled in by its issue.
