@@ -348,9 +348,10 @@ struct ConnectionStateMachine: Sendable {
         }
         let schedule = settings.reconnectSchedule
         let delay = schedule[min(call.backoffIndex, schedule.count - 1)]
+        // `attempt` is the index in the schedule (0 = the immediate retry), per the contract.
+        out.note(.reconnectScheduled(attempt: call.backoffIndex, delay: delay))
         call.backoffIndex += 1
         out.setTimer(.reconnect, after: delay)
-        out.note(.reconnectScheduled(attempt: call.backoffIndex, delay: delay))
         transition(to: .reconnectWait(ReconnectWaitState(call: call, delay: delay)), reason: reason, &out)
         report(.connecting, &out)
     }
