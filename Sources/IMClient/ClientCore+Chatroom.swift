@@ -240,7 +240,9 @@ extension ClientCore {
                 out.note(.skipped(messageUId: uid, conversation: m.conversation, reason: "in the join pull's id cache"))
                 continue
             }
-            if isJoinPull, let uid = m.messageUId { room.remember(uid) }
+            // The cache holds the newest ids shown from this room, so a join pull (first or a
+            // second join of the same room) never shows again what the user just saw.
+            if let uid = m.messageUId { room.remember(uid) }
             items.append(m)
         }
         if page.syncTime > room.cursor {

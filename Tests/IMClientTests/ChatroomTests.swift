@@ -101,6 +101,23 @@ struct ChatroomTests {
         #expect(h.core.inboxCursor == 0)
     }
 
+    @Test("a second join of the same room does not show again the newest messages the user already saw")
+    func secondJoinDoesNotRepeat() throws {
+        var h = Harness()
+        h.connectInSync()
+        h.join("r1")
+        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        // A later message comes by an incremental pull (s_ntf), not the join pull.
+        h.server(sNtf(time: 120, id: 1, room: "r1"))
+        h.answerChatroomPull([roomMessage("r1", uid: "M2", at: 120)], syncTime: 120)
+        #expect(h.effects.received.map(\.message.messageUId) == ["M2"])
+        // The app joins again: the join pull returns the newest ones, M2 at the cursor's time.
+        h.join("r1")
+        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100), roomMessage("r1", uid: "M2", at: 120)], syncTime: 120)
+        #expect(h.effects.received.isEmpty)
+        #expect(try h.store.countRows(withUId: "M2") == 1)
+    }
+
     @Test("one room at a time: joining another quits the first (exitChrm, local messages deleted)")
     func oneRoomAtATime() throws {
         var h = Harness()

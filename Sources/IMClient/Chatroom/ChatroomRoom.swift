@@ -16,7 +16,7 @@ struct ChatroomRoom: Sendable, Hashable {
     var joinCount: Int32
     /// Room pull cursor (server ms): response syncTime of the last chrmPull.
     var cursor: Int64 = 0
-    /// messageUIds of the join pull, newest last, at most `joinCacheSize`.
+    /// messageUIds most recently shown from this room, newest last, at most `joinCacheSize`.
     var joinCache: [String] = []
     /// chrmPull in flight.
     var pullInFlight: UInt16?
@@ -50,7 +50,7 @@ struct ChatroomRoom: Sendable, Hashable {
 
     var isJoined: Bool { phase == .joined }
 
-    /// Records the join pull's ids (ring of `joinCacheSize`).
+    /// Records a shown id (ring of `joinCacheSize`).
     mutating func remember(_ uid: String) {
         joinCache.append(uid)
         if joinCache.count > Self.joinCacheSize { joinCache.removeFirst(joinCache.count - Self.joinCacheSize) }
