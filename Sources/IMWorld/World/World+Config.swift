@@ -16,7 +16,9 @@ extension World {
         }
         for name in Set(custom).sorted() where !name.hasPrefix(MessageTypeRegistry.reservedPrefix) && !r.isRegistered(name) {
             let low = scenario.server.chatroom.lowPriorityTypes.contains(name) || name == scenario.workload?.likeType
-            try? r.register(name, flags: MessageTypeFlags(persistent: .isPersisted, offline: false, push: false,
+            // Likes and gifts are shown as an animation and never stored (persistent NONE), as
+            // apps register them; other custom types are stored.
+            try? r.register(name, flags: MessageTypeFlags(persistent: low ? .none : .isPersisted, offline: false, push: false,
                                                           chatroomPriority: low ? .low : .high))
         }
         return r
