@@ -17,6 +17,7 @@ struct IMSimCommand: ParsableCommand {
             DecodeCommand.self,
             EncodeCommand.self,
             FuzzCommand.self,
+            RegressCommand.self,
             RunCommand.self,
             SweepCommand.self,
             SweepWorkerCommand.self,
