@@ -14,6 +14,10 @@ struct Chatroom: Sendable {
     private(set) var offlineIds: [String] = []
     /// The newest `historySize` messages, oldest first (what `chrmPull` serves).
     var history: [MessageRecord] = []
+    /// Messages that fell out of `history` (newest last, at most `evictedLimit`): a pull whose
+    /// cursor is older than them has missed them for good — reported as ring-overflow drops.
+    private(set) var evicted: [(uid: String, dataTime: Int64, senderDeviceId: String?)] = []
+    static let evictedLimit = 1000
     var quota = ChatroomQuota()
     var kv = ChatroomKV()
     var autoDestroyArmed = false
@@ -77,7 +81,12 @@ struct Chatroom: Sendable {
 
     mutating func appendHistory(_ m: MessageRecord, limit: Int) {
         history.append(m)
-        if history.count > max(0, limit) { history.removeFirst(history.count - max(0, limit)) }
+        let excess = history.count - max(0, limit)
+        if excess > 0 {
+            for old in history.prefix(excess) { evicted.append((old.uid, old.dataTime, old.senderDeviceId)) }
+            history.removeFirst(excess)
+            if evicted.count > Self.evictedLimit { evicted.removeFirst(evicted.count - Self.evictedLimit) }
+        }
     }
 }
 

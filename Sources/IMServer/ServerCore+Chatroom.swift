@@ -203,6 +203,14 @@ extension ServerCore {
             return rejectQuery(id, q, code: IMErrorCode.invalidParameter.rawValue, now: now)
         }
         let count = req.count < 0 ? 0 : (req.count == 0 ? 10 : min(Int(req.count), config.chatroom.historySize))
+        if req.syncTime > 0 {
+            // The device asks for everything after its cursor, but the ring already dropped some of
+            // it: those messages are lost to this device, and we say so.
+            let conv = ConversationKey(.chatroom, room.id)
+            for e in room.evicted where e.dataTime > req.syncTime && e.senderDeviceId != s.deviceId {
+                emit(.dropped(messageUId: e.uid, conversation: conv, userId: s.userId, reason: .chatroomRingOverflow))
+            }
+        }
         var page: [MessageRecord] = []
         if count > 0 {
             for m in room.history.reversed() where m.dataTime > req.syncTime {

@@ -119,6 +119,9 @@ public enum ChatroomLeaveReason: String, Sendable, Hashable, Codable {
 public enum DropReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// Chatroom 200 ms quota (spec §6).
     case chatroomQuota
+    /// The room's newest-`historySize` ring moved past the message before this member pulled it
+    /// (a storm faster than the member's round trips; the spec's numbers allow it).
+    case chatroomRingOverflow
     /// The user was kicked from the room (offline kick, ban) before it was sent.
     case kickedFromRoom
     /// The user was not in the room when it was sent.

@@ -78,7 +78,7 @@ final class ChatroomOracle: Oracle {
     func world(_ world: World, serverEffects: [ServerEffect]) {
         for case .event(let e) in serverEffects {
             switch e {
-            case .messageAccepted(let m) where m.conversation.type == .chatroom && m.flags.persistent.isStored:
+            case .messageAccepted(let m) where m.conversation.type == .chatroom && !m.flags.isStatus:
                 var h = history[m.conversation.targetId, default: []]
                 h.append((m.messageUId, m.senderDeviceId))
                 if h.count > 50 { h.removeFirst(h.count - 50) }

@@ -13,12 +13,13 @@ final class NoDuplicateOracle: Oracle {
     unowned let suite: OracleSuite
     /// Per device: messageUId → (conversation, messageId) of the row holding it.
     private var rows: [[String: (ConversationKey, Int64)]] = []
-    private var notified: [Set<String>] = []
+    /// Per device: messageUId → conversation of every message the app was told about.
+    private var notified: [[String: ConversationKey]] = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
     private func ensure(_ d: Int) {
-        while rows.count <= d { rows.append([:]); notified.append([]) }
+        while rows.count <= d { rows.append([:]); notified.append([:]) }
     }
 
     func world(_ world: World, device d: Int, effects: [ClientEffect]) {
@@ -43,7 +44,7 @@ final class NoDuplicateOracle: Oracle {
                 }
             case .callback(.received(let m, _, _, _)):
                 guard let uid = m.messageUId else { continue }
-                if !notified[d].insert(uid).inserted {
+                if notified[d].updateValue(m.conversation, forKey: uid) != nil {
                     suite.report(name, device: d, conversation: m.conversation, messageUId: uid,
                                  "duplicate: messageUId \(uid) notified to the app twice on \(world.deviceId(d))")
                 }
@@ -59,16 +60,14 @@ final class NoDuplicateOracle: Oracle {
         // A restarted app shows its messages afresh; what it was told before the kill is gone.
         if case .lifecycle(let d, .started) = note {
             ensure(d)
-            notified[d] = []
+            notified[d] = [:]
         }
     }
 
     private func forget(room: String, device d: Int) {
         let key = ConversationKey(.chatroom, room)
-        for uid in rows[d].keys.sorted() where rows[d][uid]!.0 == key {
-            rows[d][uid] = nil
-            notified[d].remove(uid)
-        }
+        for uid in rows[d].keys.sorted() where rows[d][uid]!.0 == key { rows[d][uid] = nil }
+        for uid in notified[d].keys.sorted() where notified[d][uid] == key { notified[d][uid] = nil }
     }
 
     func finalCheck(_ world: World) {

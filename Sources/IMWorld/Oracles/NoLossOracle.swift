@@ -126,7 +126,8 @@ final class NoLossOracle: Oracle {
         while let first = chatroomProbation.first, first.0 <= event.time {
             chatroomProbation.removeFirst()
             let (_, uid, d, gen) = first
-            if generation[d] == gen && !have[d].contains(uid) && !(droppedFor[uid]?.contains("*") ?? false) {
+            let dropped = droppedFor[uid].map { $0.contains("*") || $0.contains(world.userId(ofDevice: d)) } ?? false
+            if generation[d] == gen && !have[d].contains(uid) && !dropped {
                 pending[uid, default: []].append(d)
             }
         }
