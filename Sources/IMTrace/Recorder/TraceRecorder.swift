@@ -16,14 +16,17 @@ public struct TraceRecorderOptions: Sendable {
     /// `traceLevel` and `devices` are added by the recorder.
     public var headerOptions: [TraceOption]
     public var build: String
+    /// Largest ledger record: a big run's ledger is split into several (the block compresses them).
+    public var ledgerPartBytes: Int
 
     public init(keepContent: Bool = false, level: TraceLevel = .full, writer: TraceWriterOptions = .init(),
-                headerOptions: [TraceOption] = [], build: String = TraceHeader.currentBuild) {
+                headerOptions: [TraceOption] = [], build: String = TraceHeader.currentBuild, ledgerPartBytes: Int = 256 << 10) {
         self.keepContent = keepContent
         self.level = level
         self.writer = writer
         self.headerOptions = headerOptions
         self.build = build
+        self.ledgerPartBytes = max(1, ledgerPartBytes)
     }
 }
 
@@ -52,9 +55,6 @@ public final class TraceRecorder: WorldObserver {
     private var finished = false
     private let keep: Bool
     private let level: TraceLevel
-
-    /// Largest ledger part (the ledger of a big run is split into several records).
-    public static let ledgerPartBytes = 256 << 10
 
     /// Creates the trace file and writes its header.
     public convenience init(path: String, scenario: Scenario, seed: UInt64, options: TraceRecorderOptions = .init())
@@ -154,10 +154,11 @@ public final class TraceRecorder: WorldObserver {
         enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? enc.encode(ledgerSource()) else { return }
         let bytes = [UInt8](data)
-        let parts = max(1, (bytes.count + Self.ledgerPartBytes - 1) / Self.ledgerPartBytes)
+        let size = options.ledgerPartBytes
+        let parts = max(1, (bytes.count + size - 1) / size)
         for p in 0..<parts {
-            let lo = p * Self.ledgerPartBytes
-            let hi = min(bytes.count, lo + Self.ledgerPartBytes)
+            let lo = p * size
+            let hi = min(bytes.count, lo + size)
             record(.meta(.ledger(part: p, parts: parts, json: Array(bytes[lo..<hi]))), at: time)
         }
     }
@@ -172,9 +173,16 @@ public final class TraceRecorder: WorldObserver {
         writeLedger(at: world.now)
         record(.meta(.runEnd(stopReason: stopReason, events: world.sim.counters.eventsDispatched, complete: complete,
                              digest: world.sim.digest.value)), at: world.now)
+        return try close(finalDigest: world.sim.digest.value)
+    }
+
+    /// Finishes the trace file as it is (no ledger or run-end record): for recorders fed by
+    /// `record(_:at:)` without a world.
+    @discardableResult
+    public func close(finalDigest: UInt64) throws(TraceError) -> TraceWriteSummary {
         finished = true
         if let error { throw error }
-        return try writer.finish(finalDigest: world.sim.digest.value)
+        return try writer.finish(finalDigest: finalDigest)
     }
 
     // MARK: - WorldObserver

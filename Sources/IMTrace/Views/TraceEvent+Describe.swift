@@ -15,7 +15,7 @@ public enum TraceActor: Hashable, Sendable {
         switch self {
         case .device(let d): names.device(d)
         case .server: "server"
-        case .link(let c): "link \(c)"
+        case .link(let c): "link:\(c)"
         case .world: "world"
         }
     }
