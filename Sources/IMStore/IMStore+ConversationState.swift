@@ -4,52 +4,54 @@ import IMWire
 // with the greatest (sentTime, messageId) — the same order as `messages_by_conversation_time`.
 
 extension IMStore {
-    /// Hot path of every insert: create the conversation row, or move its latest message forward
-    /// and add to its unread count. Returns (latestChanged, unreadCount after).
+    /// Hot path of every insert: move the conversation's latest message forward and add to its
+    /// unread count, creating the row if needed. Returns whether the latest message changed.
     ///
-    /// A SELECT by primary key plus an UPDATE or INSERT: measured cheaper than one
-    /// `INSERT … ON CONFLICT DO UPDATE … RETURNING` (RETURNING materialises its rows).
+    /// Live messages are almost always the newest, so the first UPDATE (guarded by "newer than the
+    /// current latest") usually does everything in one primary-key probe. Measured cheaper than a
+    /// SELECT + UPDATE pair and than `INSERT … ON CONFLICT DO UPDATE … RETURNING`.
     func bumpConversation(
         _ key: ConversationKey, messageId: Int64, sentTime: Int64, unreadDelta: Int, mentioned: Bool
-    ) throws -> (latestChanged: Bool, unreadCount: Int) {
-        let current = try connection.with("""
-            SELECT latestMessageId, latestTime, unreadCount, hasUnreadMentioned
-            FROM conversations WHERE conversationType = ?1 AND targetId = ?2
-            """) { s -> (latestId: Int64?, latestTime: Int64, unread: Int, mentioned: Bool)? in
-            try s.bind(key, at: 1)
-            guard try s.step() else { return nil }
-            return (s.optionalInt64(0), s.int64(1), s.int(2), s.bool(3))
-        }
-        guard let current else {
-            try connection.with("""
-                INSERT INTO conversations (conversationType, targetId, latestMessageId, latestTime, unreadCount, hasUnreadMentioned)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                """) { s in
-                try s.bind(key, at: 1)
-                try s.bind(messageId, at: 3)
-                try s.bind(sentTime, at: 4)
-                try s.bind(unreadDelta, at: 5)
-                try s.bind(mentioned, at: 6)
-                try s.run()
-            }
-            return (true, unreadDelta)
-        }
-        let isLatest = current.latestId.map { (sentTime, messageId) > (current.latestTime, $0) } ?? true
-        let mention = current.mentioned || mentioned
-        guard isLatest || unreadDelta != 0 || mention != current.mentioned else { return (false, current.unread) }
-        let unread = max(0, current.unread + unreadDelta)
-        try connection.with("""
-            UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = ?5, hasUnreadMentioned = ?6
+    ) throws -> Bool {
+        let becameLatest = try connection.with("""
+            UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = unreadCount + ?5,
+                hasUnreadMentioned = MAX(hasUnreadMentioned, ?6)
             WHERE conversationType = ?1 AND targetId = ?2
+              AND (latestMessageId IS NULL OR latestTime < ?4 OR (latestTime = ?4 AND latestMessageId < ?3))
             """) { s in
             try s.bind(key, at: 1)
-            try s.bind(isLatest ? messageId : current.latestId, at: 3)
-            try s.bind(isLatest ? sentTime : current.latestTime, at: 4)
-            try s.bind(unread, at: 5)
-            try s.bind(mention, at: 6)
-            try s.run()
+            try s.bind(messageId, at: 3)
+            try s.bind(sentTime, at: 4)
+            try s.bind(unreadDelta, at: 5)
+            try s.bind(mentioned, at: 6)
+            return try s.run() == 1
         }
-        return (isLatest, unread)
+        if becameLatest { return true }
+        if unreadDelta != 0 || mentioned {
+            let updated = try connection.with("""
+                UPDATE conversations SET unreadCount = MAX(0, unreadCount + ?3), hasUnreadMentioned = MAX(hasUnreadMentioned, ?4)
+                WHERE conversationType = ?1 AND targetId = ?2
+                """) { s in
+                try s.bind(key, at: 1)
+                try s.bind(unreadDelta, at: 3)
+                try s.bind(mentioned, at: 4)
+                return try s.run() == 1
+            }
+            if updated { return false }
+        }
+        // No row yet (or an older, uncounted message for an existing row: then this does nothing).
+        return try connection.with("""
+            INSERT INTO conversations (conversationType, targetId, latestMessageId, latestTime, unreadCount, hasUnreadMentioned)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT DO NOTHING
+            """) { s in
+            try s.bind(key, at: 1)
+            try s.bind(messageId, at: 3)
+            try s.bind(sentTime, at: 4)
+            try s.bind(max(0, unreadDelta), at: 5)
+            try s.bind(mentioned, at: 6)
+            return try s.run() == 1
+        }
     }
 
     /// The conversation row, if any.

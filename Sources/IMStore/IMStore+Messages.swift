@@ -28,7 +28,7 @@ extension IMStore {
     }
 
     private func insertReceived(_ m: ReceivedMessage) throws -> ReceivedInsertResult {
-        let sentTime = m.sentTime != 0 ? m.sentTime : m.receivedTime
+        let sentTime = m.storedSentTime
         func insert(copy: Int64) throws -> Int64? {
             try insertRow(
                 uid: m.messageUId, uidCopy: copy, conversation: m.conversation, sender: m.senderUserId,
@@ -45,19 +45,19 @@ extension IMStore {
             }
             return ReceivedInsertResult(
                 messageId: try firstRow(withUId: uid) ?? 0, isNew: false, conversationChanged: false,
-                latestChanged: false, unreadDelta: 0, unreadCount: try loadConversation(m.conversation)?.unreadCount ?? 0)
+                latestChanged: false, unreadDelta: 0)
         }
         return try finishReceived(m, id: inserted!, sentTime: sentTime)
     }
 
     private func finishReceived(_ m: ReceivedMessage, id: Int64, sentTime: Int64) throws -> ReceivedInsertResult {
         let delta = m.countsAsUnread ? 1 : 0
-        let (latestChanged, unread) = try bumpConversation(
+        let latestChanged = try bumpConversation(
             m.conversation, messageId: id, sentTime: sentTime, unreadDelta: delta,
             mentioned: delta == 1 && m.flags.contains(.mentioned))
         return ReceivedInsertResult(
             messageId: id, isNew: true, conversationChanged: latestChanged || delta != 0,
-            latestChanged: latestChanged, unreadDelta: delta, unreadCount: unread)
+            latestChanged: latestChanged, unreadDelta: delta)
     }
 
     // MARK: Send
@@ -71,9 +71,14 @@ extension IMStore {
                 objectName: message.objectName, content: message.content, extra: message.extra,
                 sentTime: message.localTime, receivedTime: message.localTime, sentStatus: .sending,
                 receivedStatus: .unread, flags: message.flags, clientUniqueId: message.clientUniqueId)!
-            let (latestChanged, _) = try bumpConversation(
+            let latestChanged = try bumpConversation(
                 message.conversation, messageId: id, sentTime: message.localTime, unreadDelta: 0, mentioned: false)
-            return OutgoingInsertResult(messageId: id, conversationChanged: latestChanged, latestChanged: latestChanged)
+            let stored = StoredMessage(
+                messageId: id, messageUId: nil, conversation: message.conversation, senderUserId: message.senderUserId,
+                direction: .send, objectName: message.objectName, content: message.content, extra: message.extra,
+                sentTime: message.localTime, receivedTime: message.localTime, sentStatus: .sending,
+                receivedStatus: .unread, flags: message.flags, clientUniqueId: message.clientUniqueId)
+            return OutgoingInsertResult(messageId: id, message: stored, conversationChanged: latestChanged, latestChanged: latestChanged)
         }
     }
 

@@ -34,26 +34,38 @@ extension IMStore {
         }
     }
 
-    /// Local history: up to `count` (at most 20) messages of the conversation with messageId below
-    /// `before`, newest first (descending messageId). `before == -1` starts at the newest message;
-    /// pass the last (oldest) messageId of a page to get the next. `count <= 0` returns nothing.
+    /// Local history: up to `count` (at most 20) messages of the conversation older than the
+    /// message `before`, newest first. `before == -1` starts at the newest message; pass the last
+    /// (oldest) messageId of a page to get the next.
     ///
-    /// The cursor is a messageId, so pages follow local insertion order; for server order use
-    /// `messages(in:sentTime:)` or `snapshot(of:)`.
+    /// Order is server order — (sentTime, messageUId, messageId) descending — so a message that
+    /// arrives late (a pull filling a gap, an own message whose PUBACK came after a received one)
+    /// still shows in its place; the messageId is only the cursor. `count <= 0` returns nothing.
     public func history(in conversation: ConversationKey, before messageId: Int64 = -1, count: Int = 20) throws -> [StoredMessage] {
         try read {
             let limit = min(count, Self.historyPageLimit)
             guard limit > 0 else { return [] }
+            // The cursor row's sort key (a vanished cursor row pages from the newest message).
+            var key: (Int64, String, Int64) = (Int64.max, "", Int64.max)
+            if messageId != -1 {
+                try connection.with("SELECT sentTime, COALESCE(messageUId, '') FROM messages WHERE messageId = ?1") { s in
+                    try s.bind(messageId, at: 1)
+                    if try s.step() { key = (s.int64(0), s.string(1), messageId) }
+                }
+            }
             return try connection.with("""
                 SELECT messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName,
                        content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId
                 FROM messages
-                WHERE conversationType = ?1 AND targetId = ?2 AND messageId < ?3
-                ORDER BY messageId DESC LIMIT ?4
+                WHERE conversationType = ?1 AND targetId = ?2
+                  AND (sentTime, COALESCE(messageUId, ''), messageId) < (?3, ?5, ?6)
+                ORDER BY sentTime DESC, COALESCE(messageUId, '') DESC, messageId DESC LIMIT ?4
                 """) { s in
                 try s.bind(conversation, at: 1)
-                try s.bind(messageId == -1 ? Int64.max : messageId, at: 3)
+                try s.bind(key.0, at: 3)
                 try s.bind(limit, at: 4)
+                try s.bind(key.1, at: 5)
+                try s.bind(key.2, at: 6)
                 return try MessageRow.decodeAll(s)
             }
         }

@@ -24,15 +24,19 @@ import Testing
         #expect(Set(page1.map(\.conversation)) == [alice])
     }
 
-    @Test func cursorIsAMessageIdNotATime() throws {
+    @Test func historyIsInServerOrderWithAMessageIdCursor() throws {
         let s = try memoryStore()
         let newer = try store(s, incoming("N", at: 2_000))
         let late = try store(s, incoming("L", at: 1_000))  // older server time, inserted later
-        #expect(try s.history(in: alice).map(\.messageId) == [late, newer])
-        #expect(try s.history(in: alice, before: late).map(\.messageId) == [newer])
-        // A deleted cursor message still works as a cursor.
-        _ = try s.deleteMessages(ids: [late])
-        #expect(try s.history(in: alice, before: late).map(\.messageId) == [newer])
+        let tieB = try store(s, incoming("B", at: 1_500))
+        let tieA = try store(s, incoming("A", at: 1_500))  // same ms: ties by messageUId
+        #expect(try s.history(in: alice).map(\.messageId) == [newer, tieB, tieA, late])
+        #expect(try s.history(in: alice, before: newer).map(\.messageId) == [tieB, tieA, late])
+        #expect(try s.history(in: alice, before: tieB).map(\.messageId) == [tieA, late])
+        #expect(try s.history(in: alice, before: late).map(\.messageId) == [])
+        // A vanished cursor row pages from the newest message again.
+        _ = try s.deleteMessages(ids: [tieA])
+        #expect(try s.history(in: alice, before: tieA).map(\.messageId) == [newer, tieB, late])
     }
 }
 
@@ -76,6 +80,7 @@ import Testing
             try s.snapshot(of: alice).map { "\($0.sentTime) \($0.messageUId ?? "-") \($0.content)" }
         }
         #expect(try canonical(d1) == canonical(d2))
-        #expect(try d1.history(in: alice).map(\.messageUId) != d2.history(in: alice).map(\.messageUId))
+        // History is in server order too, so both devices show the same conversation.
+        #expect(try d1.history(in: alice).map(\.messageUId) == d2.history(in: alice).map(\.messageUId))
     }
 }

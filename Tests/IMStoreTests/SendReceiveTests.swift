@@ -9,6 +9,7 @@ import Testing
         #expect(r.messageId > 0)
         #expect(r.conversationChanged && r.latestChanged)
         let m = try #require(try s.message(id: r.messageId))
+        #expect(m == r.message, "the returned row is the stored row")
         #expect(m.sentStatus == .sending)
         #expect(m.direction == .send)
         #expect(m.messageUId == nil)
@@ -118,7 +119,6 @@ import Testing
         #expect(r.isNew)
         #expect(r.conversationChanged && r.latestChanged)
         #expect(r.unreadDelta == 1)
-        #expect(r.unreadCount == 1)
         let got = try #require(try s.message(id: r.messageId))
         #expect(got == StoredMessage(
             messageId: r.messageId, messageUId: "U1", conversation: team, senderUserId: "carol", direction: .receive,
@@ -126,6 +126,7 @@ import Testing
             receivedTime: 1_007, sentStatus: .sent, receivedStatus: .unread,
             flags: [.persisted, .counted, .mentioned], clientUniqueId: 5))
         #expect(got.flags.persistent == .isCounted)
+        #expect(got == m.stored(messageId: r.messageId))
         let c = try #require(try s.conversation(team))
         #expect(c.unreadCount == 1)
         #expect(c.hasUnreadMentioned)
@@ -166,8 +167,10 @@ import Testing
 
     @Test func zeroSentTimeFallsBackToReceivedTime() throws {
         let s = try memoryStore()
-        let id = try store(s, incoming("Z", at: 0))
+        let m = incoming("Z", at: 0)
+        let id = try store(s, m)
         #expect(try s.message(id: id)?.sentTime == 7)  // receivedTime = sentTime + 7 in the fixture
+        #expect(try s.message(id: id) == m.stored(messageId: id))
     }
 
     @Test func dedupOnReturnsTheExistingRow() throws {
@@ -179,7 +182,6 @@ import Testing
         #expect(second.messageId == first.messageId)
         #expect(!second.conversationChanged)
         #expect(second.unreadDelta == 0)
-        #expect(second.unreadCount == 1)
         #expect(try s.countRows(withUId: "DUP") == 1)
         #expect(try s.conversation(alice)?.unreadCount == 1)
         #expect(try s.message(id: first.messageId)?.content == #"{"content":"DUP"}"#, "the first copy wins")
@@ -197,7 +199,7 @@ import Testing
         #expect(first.isNew && second.isNew)
         #expect(second.messageId > first.messageId)
         #expect(second.unreadDelta == 1)
-        #expect(second.unreadCount == 2, "the duplicate is counted too — the user sees the bug")
+        #expect(try s.conversation(alice)?.unreadCount == 2, "the duplicate is counted too — the user sees the bug")
         #expect(try s.countRows(withUId: "DUP") == 2)
         #expect(try s.allMessageUIds() == ["DUP", "DUP"])
         #expect(try s.duplicateMessageUIds() == [DuplicateUId(messageUId: "DUP", rows: 2)])
@@ -246,7 +248,6 @@ import Testing
         #expect(results.map(\.isNew) == [true, true, false, true])
         #expect(results[2].messageId == results[0].messageId)
         #expect(results.map(\.unreadDelta) == [1, 1, 0, 1])
-        #expect(results.map(\.unreadCount) == [1, 2, 2, 1])
         #expect(try s.conversation(alice)?.unreadCount == 2)
         #expect(try s.conversation(bob)?.unreadCount == 1)
     }

@@ -16,6 +16,7 @@ struct DeterminismCheck {
         if command.noOracles { a.append("--no-oracles") }
         if let o = command.oracles { a += ["--oracles", o] }
         if command.continueAfterViolation { a.append("--continue") }
+        if command.swarm { a.append("--swarm") }
         if command.keepContent { a.append("--keep-content") }
         a += ["--trace-level", String(command.traceLevel), "--trace-zstd-level", String(command.traceZstdLevel)]
         return a

@@ -18,6 +18,8 @@ struct IMSimCommand: ParsableCommand {
             EncodeCommand.self,
             FuzzCommand.self,
             RunCommand.self,
+            SweepCommand.self,
+            SweepWorkerCommand.self,
             StoreCommand.self,
             TraceCommand.self,
         ]

@@ -27,6 +27,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Comma-separated oracles to run (default: all: \(OracleOptions.allNames.joined(separator: ","))).") var oracles: String?
     @Flag(name: .customLong("continue"), help: "Keep running after the first violation.") var continueAfterViolation = false
     @Flag(help: "Print the 'sometimes' coverage counters.") var coverage = false
+    @Option(help: "Print a readable log of everything that concerns this device (or \"server\").") var log: String?
+    @Flag(help: "Swarm testing: enable a random subset of the scenario's faults (drawn from the seed).") var swarm = false
+
     @Option(help: "Record the run into this trace file (.imtrace).") var trace: String?
     @Flag(name: .customLong("keep-content"), help: "Store message content, KV values and wire bytes in the trace (default: length + hash).")
     var keepContent = false
@@ -50,16 +53,18 @@ struct RunCommand: ParsableCommand {
         if let until { o.append(TraceOption("until", until)) }
         if noOracles { o.append(TraceOption("oracles", "none")) } else if let oracles { o.append(TraceOption("oracles", oracles)) }
         if continueAfterViolation { o.append(TraceOption("continue", "yes")) }
+        if swarm { o.append(TraceOption("swarm", "yes")) }
         return o
     }
 
     func run() throws {
         if checkDeterminism { return try DeterminismCheck(command: self).run() }
-        let (sc, _): (Scenario, String)
+        var sc: Scenario
         do { (sc, _) = try Scenario.load(pathOrName: scenario) } catch {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)
         }
+        if swarm { sc.swarm = true }
         var untilTime: SimTime?
         if let u = until {
             do { untilTime = SimTime.zero + (try SimDuration(parsing: u)) } catch {
@@ -68,7 +73,7 @@ struct RunCommand: ParsableCommand {
         }
         var oracleOptions: OracleOptions?
         if !noOracles {
-            var o = OracleOptions(scenarioArgument: scenario)
+            var o = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : ""))
             if let list = oracles {
                 let names = list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
                 for n in names where !OracleOptions.allNames.contains(n) {
@@ -82,7 +87,8 @@ struct RunCommand: ParsableCommand {
         let runSeed = seed ?? sc.seed ?? 1
         let run: ScenarioRun
         do {
-            run = try ScenarioRun(scenario: sc, seed: runSeed, scenarioArgument: scenario, oracles: oracleOptions)
+            run = try ScenarioRun(scenario: sc, seed: runSeed, scenarioArgument: scenario, oracles: oracleOptions,
+                                  observers: log.map { [RunLog(target: $0)] } ?? [])
         } catch {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)

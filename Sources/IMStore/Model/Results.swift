@@ -34,15 +34,15 @@ public struct ReceivedInsertResult: Sendable, Hashable, Codable {
     /// The conversation row was created, or its latest message, unread count or mention changed.
     public var conversationChanged: Bool
     public var latestChanged: Bool
-    /// +1 for a new counted unread message, else 0.
+    /// +1 for a new counted unread message, else 0. (The count itself: `conversation(_:)`.)
     public var unreadDelta: Int
-    /// The conversation's `unreadCount` after the insert.
-    public var unreadCount: Int
 }
 
 /// Result of inserting an outgoing (SENDING) message.
 public struct OutgoingInsertResult: Sendable, Hashable, Codable {
     public var messageId: Int64
+    /// The row as stored — what the SDK hands back to the app at once.
+    public var message: StoredMessage
     public var conversationChanged: Bool
     public var latestChanged: Bool
 }

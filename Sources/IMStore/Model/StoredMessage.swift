@@ -127,6 +127,19 @@ public struct ReceivedMessage: Sendable, Hashable, Codable {
     public var countsAsUnread: Bool {
         direction == .receive && flags.contains(.counted) && !receivedStatus.contains(.read)
     }
+
+    /// The sentTime the store records: the server's, or `receivedTime` when the server gave none (0).
+    public var storedSentTime: Int64 { sentTime != 0 ? sentTime : receivedTime }
+
+    /// The row this message becomes when stored as `messageId` (e.g. to notify the app without
+    /// reading it back).
+    public func stored(messageId: Int64) -> StoredMessage {
+        StoredMessage(
+            messageId: messageId, messageUId: messageUId, conversation: conversation, senderUserId: senderUserId,
+            direction: direction, objectName: objectName, content: content, extra: extra, sentTime: storedSentTime,
+            receivedTime: receivedTime, sentStatus: sentStatus, receivedStatus: receivedStatus, flags: flags,
+            clientUniqueId: clientUniqueId)
+    }
 }
 
 /// A message the user sends: inserted as SENDING before it goes on the wire.

@@ -42,6 +42,8 @@ public final class SQLiteConnection {
         }
         db = handle
         sqlite3_extended_result_codes(handle, 1)
+        // No helper threads for sorting, whatever the library's build default.
+        try execute("PRAGMA threads = 0")
         if case .file = location {
             // journal_mode answers with a row; a corrupt or foreign file fails here (SQLITE_NOTADB).
             let mode = try prepare("PRAGMA journal_mode=WAL")

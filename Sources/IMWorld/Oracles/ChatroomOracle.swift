@@ -10,8 +10,8 @@ import SimKernel
 final class ChatroomOracle: Oracle {
     let name = "chatroom"
     unowned let suite: OracleSuite
-    /// Per room: the newest accepted, not dropped, messageUIds (up to 50).
-    private var history: [String: [String]] = [:]
+    /// Per room: the newest accepted, not dropped, messages (uid, sending device), up to 50.
+    private var history: [String: [(uid: String, device: String?)]] = [:]
     private var joinCount: [Int: Int32] = [:]
     private var awaitingJoinPull: Set<String> = []   // deviceIds
     // Rejoin tracking per device.
@@ -51,7 +51,8 @@ final class ChatroomOracle: Oracle {
             case .send(_, let frames):
                 for f in frames where f.topic == Topic.joinChrmR.rawValue || f.topic == Topic.joinChrm.rawValue {
                     rejoinedThisSession.insert(d)
-                    awaitingJoinPull.insert(world.deviceId(d))
+                    // Only a first join pulls the newest `count`; a rejoin pulls from the room cursor.
+                    if f.topic == Topic.joinChrm.rawValue { awaitingJoinPull.insert(world.deviceId(d)) }
                 }
             case .callback(.connected):
                 if connectedOnce.contains(d) {
@@ -79,16 +80,17 @@ final class ChatroomOracle: Oracle {
             switch e {
             case .messageAccepted(let m) where m.conversation.type == .chatroom && m.flags.persistent.isStored:
                 var h = history[m.conversation.targetId, default: []]
-                h.append(m.messageUId)
+                h.append((m.messageUId, m.senderDeviceId))
                 if h.count > 50 { h.removeFirst(h.count - 50) }
                 history[m.conversation.targetId] = h
             case .dropped(let uid?, let conv, nil, _) where conv.type == .chatroom:
-                history[conv.targetId]?.removeAll { $0 == uid }
+                history[conv.targetId]?.removeAll { $0.uid == uid }
             case .pulled(_, _, let dev, let topic, let uids, _, _) where topic == Topic.chrmPull.rawValue:
                 guard awaitingJoinPull.remove(dev) != nil, let d = world.deviceIndex(dev), let room = inRoom[d] else { continue }
                 let n = joinCount[d] ?? 10
                 let want = n < 0 ? 0 : n == 0 ? 10 : min(Int(n), 50)
-                let h = history[room, default: []]
+                // A device's own messages are already in its store; the pull leaves them out.
+                let h = history[room, default: []].filter { $0.device != dev }.map(\.uid)
                 let expected = Array(h.suffix(want))
                 // Messages accepted after the pull was answered cannot be in it; compare as sets.
                 if Set(uids) != Set(expected) && uids.count != min(want, h.count) {

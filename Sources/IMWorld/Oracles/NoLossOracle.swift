@@ -95,6 +95,17 @@ final class NoLossOracle: Oracle {
         }
     }
 
+    func world(_ world: World, note: WorldNote) {
+        // A killed app is no longer in its room (a restarted SDK starts with none).
+        if case .lifecycle(let d, .killed) = note {
+            ensure(d)
+            if let room = appRoom[d] { leaveRoom(room, device: d) }
+            appRoom[d] = nil
+            joinedOnConnection[d] = false
+            generation[d] += 1
+        }
+    }
+
     private func leaveRoom(_ room: String, device d: Int) {
         // Messages of a room the device left are no longer owed to it.
         for (i, p) in chatroomProbation.enumerated().reversed() where p.2 == d {

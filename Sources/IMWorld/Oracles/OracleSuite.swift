@@ -69,7 +69,7 @@ public final class OracleSuite: WorldObserver {
         let v = Violation(
             oracle: oracle, eventIndex: eventIndex, time: t.description, timeNanoseconds: t.nanoseconds,
             device: device.map { world.deviceId($0) }, conversation: conversation?.description, messageUId: messageUId,
-            detail: detail, path: messageUId.map { paths.describe($0, world: world) } ?? [],
+            detail: detail, path: messageUId.map { paths.describe($0, world: world, focus: device) } ?? [],
             repro: "imsim run \(options.scenarioArgument) --seed \(world.seed) --until \(untilArgument(t))")
         violations.append(v)
         onViolation?(v)
@@ -105,19 +105,17 @@ public final class OracleSuite: WorldObserver {
             case .callback(.messageInserted(let row)):
                 if let cuid = row.clientUniqueId { paths.sent(device: device, clientUniqueId: cuid, messageId: row.messageId, at: world.now) }
             case .callback(.sendResult(let id, let uid, _, let error)):
-                if let uid, error == nil { paths.step(uid, at: world.now, "sendResult ok on \(world.deviceId(device)) (messageId \(id))") }
+                if let uid, error == nil { paths.sendResult(uid, device: device, messageId: id, at: world.now) }
                 if error != nil { coverage.hit("send failed") }
             case .note(.stored(let id, let uid, _, _, let dir, let isNew)):
-                if let uid {
-                    paths.step(uid, at: world.now, "stored on \(world.deviceId(device)) messageId \(id) \(dir == .send ? "SEND" : "RECEIVE")\(isNew ? "" : " (update)")")
-                }
+                if let uid { paths.stored(uid, device: device, messageId: id, send: dir == .send, isNew: isNew, at: world.now) }
             case .callback(.received(let m, let left, let offline, let hasPackage)):
                 if let uid = m.messageUId {
-                    paths.step(uid, at: world.now, "onReceived on \(world.deviceId(device)) left=\(left) offline=\(offline) hasPackage=\(hasPackage)")
+                    paths.notified(uid, device: device, left: left, offline: offline, hasPackage: hasPackage, at: world.now)
                 }
                 if offline { coverage.hit("offline message") }
             case .note(.skipped(let uid, _, let reason)):
-                if let uid { paths.step(uid, at: world.now, "skipped on \(world.deviceId(device)): \(reason)") }
+                if let uid { paths.skipped(uid, device: device, reason: reason, at: world.now) }
                 coverage.hit("skipped: \(reason)")
             case .note(.reconnectScheduled): coverage.hit("reconnect scheduled")
             case .note(.requestTimedOut): coverage.hit("request timeout")
@@ -134,16 +132,16 @@ public final class OracleSuite: WorldObserver {
                 paths.accepted(m, at: world.now, world: world)
                 if m.conversation.type == .chatroom { coverage.hit("chatroom message") }
             case .duplicateSendAbsorbed(let uid, _, _):
-                paths.step(uid, at: world.now, "server absorbed a repeat (idempotent accept)")
+                paths.absorbed(uid, at: world.now)
                 coverage.hit("idempotent accept")
             case .fannedOut(let uid, _, let dev, _, let via):
-                paths.step(uid, at: world.now, "fan-out \(via.rawValue) → \(dev)")
+                if let d = world.deviceIndex(dev) { paths.fanOut(uid, device: d, via: via, at: world.now) }
                 if via == .syncEcho { coverage.hit("sync echo") }
             case .pulled(_, _, let dev, let topic, let uids, _, let finished):
-                for u in uids { paths.step(u, at: world.now, "pulled by \(dev) (\(topic))") }
+                if let d = world.deviceIndex(dev) { for u in uids { paths.pulled(u, device: d, topic: topic, at: world.now) } }
                 if !finished { coverage.hit("pull page not finished") }
             case .dropped(let uid, _, let user, let reason):
-                if let uid { paths.step(uid, at: world.now, "dropped for \(user ?? "everyone"): \(reason.rawValue)") }
+                if let uid { paths.dropped(uid, user: user, reason: reason, at: world.now) }
                 coverage.hit("drop: \(reason.rawValue)")
             case .kicked: coverage.hit("session kicked")
             case .chatroomLeft(_, _, let reason): coverage.hit("chatroom left: \(reason.rawValue)")
@@ -163,14 +161,35 @@ public final class OracleSuite: WorldObserver {
     }
 }
 
-/// Per-message path steps (send → accept → fan-out → store → notify), for violation reports.
+/// Per-message path steps (send → accept → fan-out → store → notify), kept compact (no strings
+/// on the hot path) and rendered only for a violation, focused on the device concerned.
 public final class MessagePaths {
-    struct Step { var time: SimTime; var text: String }
+    enum Kind: UInt8 { case send, accepted, sendResult, fanOut, pulled, stored, notified, skipped, dropped, absorbed }
+    struct Step {
+        var time: SimTime
+        var kind: Kind
+        var device: Int32        // -1 = none
+        var a: Int64             // messageId / left / via / reason index …
+        var b: Int64
+    }
     private var steps: [String: [Step]] = [:]
     private var sends: [Int64: (device: Int, messageId: Int64, time: SimTime)] = [:]
+    private var texts: [String] = []
+    private var textIndex: [String: Int64] = [:]
     /// Server facts about each accepted message.
     public private(set) var acceptedMessages: [String: AcceptedMessage] = [:]
-    private let maxSteps = 64
+    private let maxSteps = 4096
+
+    private func intern(_ s: String) -> Int64 {
+        if let i = textIndex[s] { return i }
+        texts.append(s)
+        textIndex[s] = Int64(texts.count - 1)
+        return Int64(texts.count - 1)
+    }
+
+    func add(_ uid: String, _ step: Step) {
+        if steps[uid, default: []].count < maxSteps { steps[uid, default: []].append(step) }
+    }
 
     func sent(device: Int, clientUniqueId: Int64, messageId: Int64, at t: SimTime) {
         sends[clientUniqueId] = (device, messageId, t)
@@ -178,18 +197,71 @@ public final class MessagePaths {
 
     func accepted(_ m: AcceptedMessage, at t: SimTime, world: World) {
         acceptedMessages[m.messageUId] = m
-        if let s = sends[m.clientUniqueId] {
-            step(m.messageUId, at: s.time, "send on \(world.deviceId(s.device)) (messageId \(s.messageId), clientUniqueId \(m.clientUniqueId))")
+        if let s = sends.removeValue(forKey: m.clientUniqueId) {
+            add(m.messageUId, Step(time: s.time, kind: .send, device: Int32(s.device), a: s.messageId, b: 0))
         }
-        step(m.messageUId, at: t, "server accepted from \(m.senderDeviceId ?? m.senderUserId): \(m.conversation) dataTime \(m.dataTime) → \(m.recipients.count) recipient(s)")
+        add(m.messageUId, Step(time: t, kind: .accepted, device: -1, a: 0, b: 0))
     }
 
-    func step(_ uid: String, at t: SimTime, _ text: String) {
-        if steps[uid, default: []].count < maxSteps { steps[uid, default: []].append(Step(time: t, text: text)) }
+    func sendResult(_ uid: String, device: Int, messageId: Int64, at t: SimTime) {
+        add(uid, Step(time: t, kind: .sendResult, device: Int32(device), a: messageId, b: 0))
+    }
+    func fanOut(_ uid: String, device: Int, via: DeliveryPath, at t: SimTime) {
+        add(uid, Step(time: t, kind: .fanOut, device: Int32(device), a: intern(via.rawValue), b: 0))
+    }
+    func pulled(_ uid: String, device: Int, topic: String, at t: SimTime) {
+        add(uid, Step(time: t, kind: .pulled, device: Int32(device), a: intern(topic), b: 0))
+    }
+    func stored(_ uid: String, device: Int, messageId: Int64, send: Bool, isNew: Bool, at t: SimTime) {
+        add(uid, Step(time: t, kind: .stored, device: Int32(device), a: messageId, b: (send ? 1 : 0) | (isNew ? 2 : 0)))
+    }
+    func notified(_ uid: String, device: Int, left: Int, offline: Bool, hasPackage: Bool, at t: SimTime) {
+        add(uid, Step(time: t, kind: .notified, device: Int32(device), a: Int64(left), b: (offline ? 1 : 0) | (hasPackage ? 2 : 0)))
+    }
+    func skipped(_ uid: String, device: Int, reason: String, at t: SimTime) {
+        add(uid, Step(time: t, kind: .skipped, device: Int32(device), a: intern(reason), b: 0))
+    }
+    func dropped(_ uid: String, user: String?, reason: DropReason, at t: SimTime) {
+        add(uid, Step(time: t, kind: .dropped, device: -1, a: intern(user ?? "everyone"), b: intern(reason.rawValue)))
+    }
+    func absorbed(_ uid: String, at t: SimTime) {
+        add(uid, Step(time: t, kind: .absorbed, device: -1, a: 0, b: 0))
     }
 
-    public func describe(_ uid: String, world: World) -> [String] {
-        (steps[uid] ?? []).map { "t=\($0.time)  \($0.text)" }
+    /// The path of `uid`, with every step of the focus device (and the sender) and a count of the
+    /// others.
+    public func describe(_ uid: String, world: World, focus: Int? = nil) -> [String] {
+        let all = steps[uid] ?? []
+        let m = acceptedMessages[uid]
+        var out: [String] = []
+        var othersFannedOut = 0
+        for s in all {
+            let dev = s.device >= 0 ? world.deviceId(Int(s.device)) : ""
+            let relevant = s.device < 0 || focus == nil || Int(s.device) == focus || s.kind == .send || s.kind == .sendResult
+            if !relevant {
+                if s.kind == .fanOut { othersFannedOut += 1 }
+                continue
+            }
+            let text: String
+            switch s.kind {
+            case .send: text = "send on \(dev) (messageId \(s.a))"
+            case .accepted:
+                if let m {
+                    text = "server accepted from \(m.senderDeviceId ?? m.senderUserId): \(m.conversation) \(m.objectName) dataTime \(m.dataTime) → \(m.recipients.count) recipient(s)"
+                } else { text = "server accepted" }
+            case .sendResult: text = "sendResult ok on \(dev) (messageId \(s.a))"
+            case .fanOut: text = "fan-out \(texts[Int(s.a)]) → \(dev)"
+            case .pulled: text = "pulled by \(dev) (\(texts[Int(s.a)]))"
+            case .stored: text = "stored on \(dev) as messageId \(s.a) \(s.b & 1 != 0 ? "SEND" : "RECEIVE")\(s.b & 2 != 0 ? "" : " (update)")"
+            case .notified: text = "onReceived on \(dev) left=\(s.a) offline=\(s.b & 1 != 0) hasPackage=\(s.b & 2 != 0)"
+            case .skipped: text = "skipped on \(dev): \(texts[Int(s.a)])"
+            case .dropped: text = "dropped for \(texts[Int(s.a)]): \(texts[Int(s.b)])"
+            case .absorbed: text = "server absorbed a repeat (idempotent accept)"
+            }
+            out.append("t=\(s.time)  \(text)")
+        }
+        if othersFannedOut > 0 { out.append("(fanned out to \(othersFannedOut) other device(s))") }
+        return out
     }
 }
 
