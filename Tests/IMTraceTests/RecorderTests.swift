@@ -158,7 +158,7 @@ func recordRun(_ scenario: Scenario, seed: UInt64 = 5, until: SimDuration? = nil
             ]
             #expect(got == expected, "keepContent \(keep)")
             if case .callback(_, .received(let m, _, _, _)) = got[3] {
-                #expect(m.content == (keep ? .text("{\"content\":\"hi\"}") : .digest(length: 16, hash: StableHash.fnv1a("{\"content\":\"hi\"}"))))
+                #expect(m.content == (keep ? .text("{\"content\":\"hi\"}") : .digest(length: 16, hash: TraceContent.hash32("{\"content\":\"hi\"}".utf8))))
             }
         }
     }

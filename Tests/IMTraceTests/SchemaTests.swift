@@ -119,7 +119,8 @@ func isCheckpoint(_ e: TraceEvent) -> Bool {
 
     @Test func contentIsDigestedUnlessKept() {
         let d = TraceContent.of("héllo", keep: false)
-        #expect(d == .digest(length: 6, hash: StableHash.fnv1a("héllo")))
+        let h = StableHash.fnv1a("héllo")
+        #expect(d == .digest(length: 6, hash: UInt32(truncatingIfNeeded: h ^ (h >> 32))))
         #expect(TraceContent.of("héllo", keep: true).hash == d.hash)
         #expect(TraceBytes.of([1, 2, 3], keep: false) == TraceBytes(count: 3))
         #expect(TraceBytes.of([1, 2, 3], keep: true).bytes == [1, 2, 3])

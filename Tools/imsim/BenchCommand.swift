@@ -10,6 +10,7 @@ struct BenchCommand: ParsableCommand {
             BenchKernel.self,
             BenchCodec.self,
             BenchStore.self,
+            BenchTrace.self,
             BenchTraceContainer.self,
         ]
     )

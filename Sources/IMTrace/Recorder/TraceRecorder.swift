@@ -200,7 +200,13 @@ public final class TraceRecorder: WorldObserver {
             clockOffsets[d] = offset
             record(.clientInput(device: d, .wallClock(offsetMs: offset)), at: now)
         }
-        if case .api = input {} else if level < .full { return }
+        switch input {
+        case .api: break
+        // The world feeds a timer to its core exactly when it dispatches `ev.clientTimer`: that
+        // record is the input (kind `in.timer` is for drivers without kernel records, e.g. replay).
+        case .timerFired: return
+        default: if level < .full { return }
+        }
         record(.clientInput(device: d, ClientInputRecord(input, keepContent: keep)), at: now)
     }
 
@@ -232,7 +238,11 @@ public final class TraceRecorder: WorldObserver {
 
     public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
         guard level >= .outcomes else { return }
-        if case .api = serverInput {} else if level < .full { return }
+        switch serverInput {
+        case .api: break
+        case .timerFired: return  // = the `ev.serverTimer` record (see client timers above)
+        default: if level < .full { return }
+        }
         record(.serverInput(ServerInputRecord(serverInput, keepContent: keep)), at: world.now)
     }
 

@@ -40,7 +40,7 @@ extension RecordEncoder {
         switch c {
         case .digest(let length, let hash):
             uvarint(UInt64(length) << 1)
-            fixed64(hash)
+            fixed32(hash)
         case .text(let s):
             var s = s
             s.withUTF8 { u in
@@ -56,7 +56,7 @@ extension RecordEncoder {
         switch c {
         case .digest(let length, let hash):
             uvarint((UInt64(length) << 1) + 1)
-            fixed64(hash)
+            fixed32(hash)
         case .text(let s):
             var s = s
             s.withUTF8 { u in
@@ -208,7 +208,7 @@ extension RecordDecoder {
         guard head >> 1 <= UInt64(Int32.max) else { throw invalid(at, "content length", "\(head >> 1)") }
         let n = Int(head >> 1)
         if head & 1 == 1 { return .text(try utf8Raw(count: n, at: at)) }
-        return .digest(length: n, hash: try fixed64())
+        return .digest(length: n, hash: try fixed32())
     }
 
     mutating func content() throws(RecordDecodeError) -> TraceContent {

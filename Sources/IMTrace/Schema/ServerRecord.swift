@@ -53,7 +53,7 @@ public enum ServerInputRecord: Hashable, Sendable {
         case .timerFired(let t): self = .timerFired(t)
         case .api(let call):
             func text(_ b: [UInt8]) -> TraceContent {
-                keep ? .text(String(decoding: b, as: UTF8.self)) : .digest(length: b.count, hash: StableHash.fnv1a(b))
+                keep ? .text(String(decoding: b, as: UTF8.self)) : .digest(length: b.count, hash: TraceContent.hash32(b))
             }
             switch call {
             case .createChatroom(let r): self = .createChatroom(roomId: r)

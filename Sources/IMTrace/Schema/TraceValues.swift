@@ -2,15 +2,24 @@ import IMStore
 import IMWire
 import SimKernel
 
-/// Message content (or any app-provided text) in a trace: its UTF-8 length and FNV-1a hash by
+/// Message content (or any app-provided text) in a trace: its UTF-8 length and a 32-bit hash by
 /// default, the text itself when the run was recorded with `--keep-content`.
+///
+/// 32 bits: the hash only has to tell "same content" from "different content" within a run
+/// (for which 2^-32 is ample); 64 would cost 4 more incompressible bytes per message record.
 public enum TraceContent: Hashable, Sendable, CustomStringConvertible {
-    case digest(length: Int, hash: UInt64)
+    case digest(length: Int, hash: UInt32)
     case text(String)
 
     /// The digest of `s`, or `s` itself when `keep`.
     @inlinable public static func of(_ s: String, keep: Bool) -> TraceContent {
-        keep ? .text(s) : .digest(length: s.utf8.count, hash: StableHash.fnv1a(s.utf8))
+        keep ? .text(s) : .digest(length: s.utf8.count, hash: hash32(s.utf8))
+    }
+
+    /// FNV-1a-64 folded to 32 bits (`h ^ h >> 32`, low half).
+    @inlinable public static func hash32(_ bytes: some Sequence<UInt8>) -> UInt32 {
+        let h = StableHash.fnv1a(bytes)
+        return UInt32(truncatingIfNeeded: h ^ (h >> 32))
     }
 
     public var length: Int {
@@ -20,17 +29,17 @@ public enum TraceContent: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The FNV-1a hash (computed for kept text), so kept and digested traces compare.
-    public var hash: UInt64 {
+    /// The 32-bit hash (computed for kept text), so kept and digested traces compare.
+    public var hash: UInt32 {
         switch self {
         case .digest(_, let h): h
-        case .text(let s): StableHash.fnv1a(s.utf8)
+        case .text(let s): Self.hash32(s.utf8)
         }
     }
 
     public var description: String {
         switch self {
-        case .digest(let n, let h): "\(n)B #\(Digest64.hex(h).prefix(8))"
+        case .digest(let n, let h): "\(n)B #\(Digest64.hex(UInt64(h)).suffix(8))"
         case .text(let s): TraceText.quoted(s, limit: 60)
         }
     }

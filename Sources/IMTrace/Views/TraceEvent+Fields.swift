@@ -146,7 +146,7 @@ extension TraceEvent {
                 return [F("uid", .text(m.messageUId)), conv(m.conversation), F("from", .text(m.senderDeviceId ?? m.senderUserId)),
                         F("type", .text(m.objectName)), F("dataTime", .wallMs(m.dataTime)), F("cuid", .int(m.clientUniqueId)),
                         F("recipients", .texts(m.recipients)),
-                        F("content", .content(.digest(length: m.contentLength, hash: m.contentHash))),
+                        F("content", .object([F("length", .int(m.contentLength)), F("hash", .hex(m.contentHash))])),
                         F("persistent", .int(Int64(m.flags.persistent.rawValue))), F("offline", .bool(m.flags.offline)),
                         F("push", .bool(m.flags.push)), F("priority", .text(m.flags.chatroomPriority.rawValue))]
             case .messageRejected(let c, let u, let cv, let cuid, let code):

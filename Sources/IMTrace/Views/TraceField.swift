@@ -80,7 +80,7 @@ extension TraceFieldValue {
         case .duration(let d): JSONText.string(d.description, into: &out)
         case .content(let c):
             switch c {
-            case .digest(let n, let h): out += "{\"length\":\(n),\"hash\":\"\(TraceText.hex(h))\"}"
+            case .digest(let n, let h): out += "{\"length\":\(n),\"hash\":\"\(TraceText.hex(UInt64(h)).suffix(8))\"}"
             case .text(let s): out += "{\"text\":"; JSONText.string(s, into: &out); out += "}"
             }
         case .hex(let v): out += "\"" + TraceText.hex(v) + "\""
