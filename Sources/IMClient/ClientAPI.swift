@@ -146,6 +146,9 @@ public enum AppCallback: Sendable {
     case sendResult(messageId: Int64, messageUId: String?, sentTime: Int64, error: Int32?)
     case received(StoredMessage, left: Int, offline: Bool, hasPackage: Bool)
     case recalled(messageId: Int64, conversation: ConversationKey)
+    /// The sender's result of `recall(messageId:)` (added by IMClient: the recipient side is
+    /// `recalled`). On success the row now holds the RC:RcNtf notification.
+    case recallResult(messageId: Int64, error: Int32?)
     case readReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
     /// Unread cleared by this user's other device (RC:SRSMsg).
     case syncReadStatus(conversation: ConversationKey, upToSentTime: Int64)
@@ -180,6 +183,17 @@ public enum ClientNote: Sendable {
     case requestTimedOut(messageId: UInt16, what: String)
     /// Chatroom membership as the client sees it.
     case chatroomState(roomId: String, joined: Bool)
+    /// A store change other than storing a received message (added by IMClient): send status,
+    /// recall, read state, chatroom quit. `what` is one readable line.
+    case changed(conversation: ConversationKey?, messageIds: [Int64], what: String)
+    /// Inbox sync machine transition (added by IMClient): `offline`, `linkCheck`, `pulling#<page>`,
+    /// `idle`, `inSync`.
+    case syncState(from: String, to: String, reason: String)
+    /// A store operation failed (the core goes on; a real SDK would report 33002).
+    case storeError(operation: String, message: String)
+    /// An input the core did not act on, and why (e.g. "connect while connected", a late PUBACK,
+    /// an undecodable frame body).
+    case ignored(input: String, reason: String)
 }
 
 /// Client SDK knobs. Defaults are the values of im-semantics.md; the world maps the scenario's
@@ -203,6 +217,23 @@ public struct ClientConfig: Sendable, Hashable {
     public var pingBeforeFirstPull = false
     public var registry = MessageTypeRegistry()
     public var bugs: ClientBugs = []
+
+    // Added by IMClient (Docs/client.md §Knobs).
+
+    /// The store's messageUId dedup on receive. Off (default): the public client has no general
+    /// messageUId dedup (im-semantics §4), so B1/B3 duplicates are stored and shown.
+    public var messageUIdDedup = false
+    /// XOR payload obfuscation of the stream framing (must match the server's setting).
+    public var obfuscatedStream = false
+    /// Largest frame the decoder accepts.
+    public var maxFrameSize = StreamDecoder.defaultMaxFrameSize
+    /// The SDK's default is one chatroom at a time: joining another quits the first.
+    public var allowMultipleChatrooms = false
+    /// `count` of the chrmPull sent for a chatroom `s_ntf` and after a rejoin (the server's cap).
+    public var chatroomPullCount: Int32 = 50
+    /// Largest `messageCount` of a join; larger values are clamped to it (im-semantics §6).
+    public var chatroomJoinMaxCount: Int32 = 50
+
     public init() {}
 }
 

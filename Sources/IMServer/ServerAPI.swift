@@ -86,7 +86,7 @@ public struct FrameSummary: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-public enum ServerEffect: Sendable {
+public enum ServerEffect: Sendable, Hashable {
     /// Write bytes (stream framing) to a connection; `frames` describes what they contain.
     case send(ConnectionID, [UInt8], frames: [FrameSummary])
     /// Close a connection (after sending anything queued before it).

@@ -29,6 +29,18 @@ public struct ServerConfig: Sendable, Hashable {
     public var chatroom = ChatroomConfig()
     public var bugs: ServerBugs = []
 
+    // Added by IMServer (Docs/server.md §10).
+    /// `fromUserId` of server-API system messages (conversation `system:<systemSenderId>`).
+    public var systemSenderId = "__system__"
+    /// XOR payload obfuscation on every connection (wire-protocol §1.2), both directions.
+    public var obfuscatedStreams = false
+    /// Largest accepted client frame (all headers included).
+    public var maxFrameSize = StreamDecoder.defaultMaxFrameSize
+    /// Keep per-conversation cloud history for `qryPMsg` / `qryGMsg` / `qryCHMsg` (stored types only).
+    public var cloudHistory = true
+    /// The offline-expiry sweep runs at most this often (pulls filter expired entries exactly anyway).
+    public var expirySweepInterval: SimDuration = .seconds(60)
+
     public init() {}
 }
 
@@ -49,6 +61,18 @@ public struct ChatroomConfig: Sendable, Hashable {
     public var autoDestroyAfterMs: Int64 = 3_600_000
     public var kvMaxKeys = 100
     public var kvOpsPerSecond = 100
+
+    // Added by IMServer (Docs/server.md §10).
+    /// Message threshold of the FAQ kick variant (30; the spec variant uses `offlineKickMessages`).
+    public var faqOfflineKickMessages = 30
+    /// PUBACK status of a quota drop when `dropNotifiesSender` (the spec names none; 20604 = "too frequent").
+    public var dropErrorCode: Int32 = 20604
+    /// A KV set/delete fails with 23431 when the key was changed by a *different device* less than
+    /// this many ms before (1 = the same server millisecond; 0 disables the rule).
+    public var kvConflictWindowMs: Int64 = 1
+    /// KV limits: key length (characters of `[A-Za-z0-9+=_-]`) and value length (Unicode scalars).
+    public var kvMaxKeyLength = 128
+    public var kvMaxValueLength = 4096
     public init() {}
 }
 

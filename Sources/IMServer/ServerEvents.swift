@@ -2,7 +2,7 @@ import IMWire
 
 /// Facts the server reports for traces, oracles and ledgers. They describe what the server did;
 /// the server never reads them back.
-public enum ServerEvent: Sendable {
+public enum ServerEvent: Sendable, Hashable {
     case sessionOpened(ConnectionID, userId: String, deviceId: String, platform: Platform, sessionId: String)
     case connectRejected(ConnectionID, status: ConnackStatus)
     case sessionClosed(ConnectionID, userId: String, deviceId: String, reason: SessionCloseReason)
@@ -29,6 +29,18 @@ public enum ServerEvent: Sendable {
     case recalled(messageUId: String, byUserId: String)
     /// The server lost its volatile state (crash) and is starting again.
     case restarted(keptPersistentState: Bool)
+
+    // Added by IMServer (Docs/server.md §10).
+    /// A connection sent bytes or a frame the server cannot accept (framing/protobuf error, a frame
+    /// out of place); the connection is closed next (`sessionClosed(.protocolError)`).
+    case protocolError(ConnectionID, description: String)
+    /// A reconnect (CONNECT flag 0x04) was refused with CONNACK status 23 because another device of
+    /// the same platform class holds the session (reconnectKickEnable, or a stale device with B12 off).
+    case reconnectRefused(ConnectionID, userId: String, deviceId: String, activeDeviceId: String)
+    /// A QUERY was answered with a non-zero status (join 23410, KV 23424, history 22406, …).
+    case queryRejected(ConnectionID, userId: String, topic: String, targetId: String, code: Int32)
+    /// A chatroom came into existence (first join, server API, or the directory after a restart).
+    case chatroomCreated(roomId: String, byUserId: String?)
 }
 
 /// A message the server accepted (assigned a messageUId and dataTime).
@@ -81,6 +93,14 @@ public enum DeliveryPath: String, Sendable, Hashable, Codable {
 
 public enum SessionCloseReason: String, Sendable, Hashable, Codable {
     case transportClosed, idleTimeout, kicked, blocked, serverRestart, protocolError
+    // Added by IMServer.
+    /// The same device connected again (its old connection was half-open): the old one is closed
+    /// without a DISCONNECT.
+    case replaced
+    /// No CONNECT within `connectDeadline` after accept.
+    case connectTimeout
+    /// The client sent DISCONNECT.
+    case clientDisconnect
 }
 
 public enum ChatroomLeaveReason: String, Sendable, Hashable, Codable {
@@ -115,4 +135,7 @@ public enum DropReason: String, Sendable, Hashable, Codable, CaseIterable {
     case roomDestroyed
     /// A new device only gets the last `newDeviceHistoryDays` of history.
     case beforeDeviceHistoryWindow
+    /// Added by IMServer: a type that is not offline-cached (`offline: false`, not STATUS) and the
+    /// user had no online session.
+    case onlineOnly
 }

@@ -10,8 +10,10 @@ struct BenchCommand: ParsableCommand {
             BenchKernel.self,
             BenchCodec.self,
             BenchStore.self,
+            BenchClient.self,
             BenchTrace.self,
             BenchTraceContainer.self,
+            BenchServer.self,
         ]
     )
 }

@@ -1,0 +1,270 @@
+import IMStore
+import IMWire
+
+// Chatrooms (im-semantics §6, wire-protocol §4): joinChrm + chrmPull{0, count}; `s_ntf` type 2 →
+// chrmPull with the in-memory room cursor; joinChrmR after every reconnect; quit clears local
+// messages and state; kicks are learned from a refused pull or rejoin.
+extension ClientCore {
+    /// `messageCount` of a join: -1 → none (the pull still moves the cursor to the newest
+    /// message), 0 → 10, 1…50 as is, > 50 → clamped to 50; < -1 → nil (33003).
+    func chatroomJoinCount(_ requested: Int32) -> Int32? {
+        switch requested {
+        case ..<(-1): nil
+        case -1: -1
+        case 0: 10
+        default: min(requested, config.chatroomJoinMaxCount)
+        }
+    }
+
+    mutating func joinChatroom(_ roomId: String, messageCount: Int32, existing: Bool) {
+        guard !roomId.isEmpty, let count = chatroomJoinCount(messageCount) else {
+            return out.callback(.chatroomJoinFailed(roomId: roomId, code: IMErrorCode.invalidParameter.rawValue))
+        }
+        guard session != nil else {
+            return out.callback(.chatroomJoinFailed(roomId: roomId, code: ClientErrorCode.notConnected))
+        }
+        if !config.allowMultipleChatrooms {
+            // One room at a time: joining another quits the first.
+            for other in rooms.roomIds where other != roomId { quitChatroom(other) }
+        }
+        var input = RMTPChrmInput()
+        input.nothing = existing ? 2 : 0
+        let kind: JoinKind = existing ? .joinExisting : .join
+        let id = query(.joinChrm, target: roomId, body: (try? ProtoBody.encode(input)) ?? [], .join(roomId: roomId, kind: kind))
+        if rooms[roomId] != nil {
+            // A second join of the same room: cursor, id cache and KV bookkeeping stay.
+            rooms.update(roomId) {
+                $0.phase = .joining(messageId: id, kind: kind)
+                $0.joinCount = count
+            }
+        } else {
+            rooms.insert(ChatroomRoom(roomId: roomId, joinCount: count, messageId: id, kind: kind))
+        }
+    }
+
+    mutating func joinAnswered(_ roomId: String, kind: JoinKind, _ q: Frame.QueryAck) {
+        guard q.status == 0 else {
+            return joinFailed(roomId, kind: kind, code: Int32(q.status), reason: "refused")
+        }
+        guard var room = rooms[roomId] else { return }
+        do {
+            try store.joinChatroom(roomId, at: now.milliseconds)
+        } catch {
+            storeError("join chatroom \(roomId)", error)
+        }
+        room.phase = .joined
+        room.needsRejoin = false
+        room.rejoinForgotten = false
+        rooms.insert(room)
+        out.note(.chatroomState(roomId: roomId, joined: true))
+        if kind == .rejoin {
+            // Rejoined after a reconnect: pull what was missed from the room cursor, refresh KV.
+            sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
+            if room.kvSynced {
+                sendPullKV(roomId, timestamp: room.kvSyncTime)
+            } else if room.kvPostJoinPending {
+                sendPullKV(roomId, timestamp: 0)
+            }
+            return
+        }
+        out.callback(.chatroomJoined(roomId: roomId))
+        sendChatroomPull(roomId, syncTime: 0, count: room.joinCount, isJoinPull: true)
+        startPostJoinKVSync(roomId)
+    }
+
+    /// A join or rejoin that got no success: a failed join forgets the room; a rejoin refused
+    /// by the server (kicked, banned, destroyed) loses it; a rejoin cut by the connection waits
+    /// for the next one.
+    mutating func joinFailed(_ roomId: String, kind: JoinKind, code: Int32, reason: String) {
+        switch kind {
+        case .join, .joinExisting:
+            rooms.remove(roomId)
+            do { _ = try store.quitChatroom(roomId) } catch { storeError("forget chatroom \(roomId)", error) }
+            out.note(.chatroomState(roomId: roomId, joined: false))
+            out.callback(.chatroomJoinFailed(roomId: roomId, code: code))
+        case .rejoin:
+            guard code == IMErrorCode.requestTimeout.rawValue || session == nil else { return roomLost(roomId, code: code) }
+            rooms.update(roomId) {
+                $0.phase = .joined
+                $0.needsRejoin = true
+            }
+            if session != nil {
+                // Timed out on a live connection: try again now.
+                out.note(.ignored(input: "joinChrmR \(roomId)", reason: "\(reason) (\(code)); rejoining again"))
+                rejoinChatrooms()
+            } else {
+                out.note(.ignored(input: "joinChrmR \(roomId)", reason: "\(reason) (\(code)); rejoined on the next connection"))
+            }
+        }
+    }
+
+    /// CONNACK of a reconnect: joinChrmR for every room that needs it.
+    mutating func rejoinChatrooms() {
+        for room in rooms.rooms where room.phase == .joined && room.needsRejoin {
+            if room.rejoinForgotten {
+                out.note(.skipped(messageUId: nil, conversation: ConversationKey(.chatroom, room.roomId),
+                                  reason: "B6: rejoin skipped after a ping timeout during connect"))
+                continue
+            }
+            var input = RMTPChrmInput()
+            input.nothing = 0
+            let id = query(.joinChrmR, target: room.roomId, body: (try? ProtoBody.encode(input)) ?? [],
+                           .join(roomId: room.roomId, kind: .rejoin))
+            rooms.update(room.roomId) { $0.phase = .joining(messageId: id, kind: .rejoin) }
+        }
+    }
+
+    /// A ping timed out. B6: a room whose rejoin has not completed on this connection (the link
+    /// check before the first pull, a joinChrmR not answered or timed out) is "during connect":
+    /// the SDK forgets that it needs a rejoin.
+    mutating func forgetRejoinsAfterPingTimeout() {
+        guard config.bugs.contains(.b6) else { return }
+        for room in rooms.rooms where room.needsRejoin && !room.rejoinForgotten {
+            // B6: the ping timeout during connect clears the "rejoin needed" mark (fixed in
+            // 4.0.3 Stable / 4.0.4 Dev): the next reconnect does not rejoin.
+            rooms.update(room.roomId) { $0.rejoinForgotten = true }
+            out.note(.ignored(input: "ping timeout during connect", reason: "B6: chatroom \(room.roomId) rejoin forgotten"))
+        }
+    }
+
+    /// The connection dropped: every room in it needs a rejoin; its pulls are gone.
+    mutating func chatroomsLinkLost(wasConnected: Bool) {
+        for roomId in rooms.roomIds {
+            rooms.update(roomId) {
+                $0.needsRejoin = true
+                $0.pullInFlight = nil
+                $0.queuedNotify = nil
+                $0.kvPullInFlight = nil
+                $0.kvNotifyQueued = false
+            }
+        }
+    }
+
+    /// Forgets every room (disconnect, logout, fatal stop).
+    mutating func clearChatrooms(reason: String, callback: Bool) {
+        for room in rooms.removeAll() {
+            do {
+                let r = try store.quitChatroom(room.roomId)
+                out.note(.changed(conversation: ConversationKey(.chatroom, room.roomId), messageIds: [],
+                                  what: "chatroom state cleared by \(reason) (\(r.deletedMessageCount) messages, \(r.removedKVCount) KV)"))
+            } catch {
+                storeError("clear chatroom \(room.roomId)", error)
+            }
+            out.note(.chatroomState(roomId: room.roomId, joined: false))
+            if callback { out.callback(.chatroomQuit(roomId: room.roomId)) }
+        }
+    }
+
+    mutating func quitChatroom(_ roomId: String) {
+        if session != nil {
+            var input = RMTPChrmInput()
+            input.nothing = 0
+            query(.exitChrm, target: roomId, body: (try? ProtoBody.encode(input)) ?? [], .quit(roomId: roomId))
+        }
+        rooms.remove(roomId)
+        do {
+            let r = try store.quitChatroom(roomId)
+            out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
+                              what: "quit: \(r.deletedMessageCount) messages, \(r.removedKVCount) KV removed"))
+        } catch {
+            storeError("quit chatroom \(roomId)", error)
+        }
+        out.note(.chatroomState(roomId: roomId, joined: false))
+        out.callback(.chatroomQuit(roomId: roomId))
+    }
+
+    /// The server no longer has us in the room (kicked, banned: 23406/23409; gone: 23410): local
+    /// state goes. The wire has no kick notice: the client learns it from a refused request.
+    mutating func roomLost(_ roomId: String, code: Int32) {
+        guard rooms.remove(roomId) != nil else { return }
+        do { _ = try store.quitChatroom(roomId) } catch { storeError("lost chatroom \(roomId)", error) }
+        out.note(.chatroomState(roomId: roomId, joined: false))
+        if code == IMErrorCode.chatroomNotExist.rawValue {
+            out.callback(.chatroomDestroyed(roomId: roomId))
+        } else {
+            out.callback(.chatroomKicked(roomId: roomId))
+        }
+    }
+
+    // MARK: Pulls
+
+    /// `s_ntf` type 2: pull the room from its cursor (or remember the notify while a pull runs).
+    mutating func chatroomNotify(_ roomId: String, time: Int64) {
+        guard let room = rooms[roomId], room.isJoined else {
+            return out.note(.skipped(messageUId: nil, conversation: ConversationKey(.chatroom, roomId),
+                                     reason: "chatroom s_ntf for a room not joined"))
+        }
+        if time > 0, time <= room.cursor {
+            return out.note(.skipped(messageUId: nil, conversation: ConversationKey(.chatroom, roomId),
+                                     reason: "chatroom s_ntf time \(time) ≤ room cursor \(room.cursor)"))
+        }
+        if room.pullInFlight != nil {
+            rooms.update(roomId) { $0.queuedNotify = max($0.queuedNotify ?? .min, time > 0 ? time : .max) }
+        } else {
+            sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
+        }
+    }
+
+    mutating func sendChatroomPull(_ roomId: String, syncTime: Int64, count: Int32, isJoinPull: Bool) {
+        var pull = RMTPChrmPullMsg()
+        pull.syncTime = syncTime
+        pull.count = count
+        let id = query(.chrmPull, target: roomId, body: (try? ProtoBody.encode(pull)) ?? [],
+                       .chatroomPull(roomId: roomId, isJoinPull: isJoinPull))
+        rooms.update(roomId) { $0.pullInFlight = id }
+    }
+
+    mutating func chatroomPullAnswered(_ roomId: String, isJoinPull: Bool, _ q: Frame.QueryAck) {
+        guard var room = rooms[roomId] else { return }
+        if room.pullInFlight == q.messageId { room.pullInFlight = nil }
+        rooms.insert(room)
+        guard q.status == 0 else {
+            return chatroomRequestRefused(roomId, what: "chrmPull", status: q.status)
+        }
+        let page: RMTPDownStreamMessages
+        do {
+            page = try q.decodeBody(RMTPDownStreamMessages.self)
+        } catch {
+            return out.note(.ignored(input: "chrmPull \(roomId)", reason: "\(error)"))
+        }
+        var items: [IncomingMessage] = []
+        items.reserveCapacity(page.list.count)
+        for d in page.list {
+            let m = IncomingMessage(d)
+            if m.dataTime < room.cursor {
+                out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation,
+                                  reason: "dataTime \(m.dataTime) older than room cursor \(room.cursor)"))
+                continue
+            }
+            if let uid = m.messageUId, room.joinCache.contains(uid) {
+                out.note(.skipped(messageUId: uid, conversation: m.conversation, reason: "in the join pull's id cache"))
+                continue
+            }
+            if isJoinPull, let uid = m.messageUId { room.remember(uid) }
+            items.append(m)
+        }
+        if page.syncTime > room.cursor {
+            room.cursor = page.syncTime
+            out.note(.cursor(name: SyncCursor.chatroom(roomId).name, value: page.syncTime))
+        }
+        let queued = room.queuedNotify
+        room.queuedNotify = nil
+        rooms.insert(room)
+        // Chatroom messages never move the inbox/sendbox cursors.
+        deliver(items, hasPackage: false, path: "chrmPull \(roomId)", inbox: nil, sendbox: nil)
+        if let queued, queued > room.cursor, rooms[roomId]?.isJoined == true {
+            sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
+        }
+    }
+
+    /// A room request refused by the server: 23406 (not in room) / 23409 (kicked and banned) /
+    /// 23410 (gone) mean the membership is over.
+    mutating func chatroomRequestRefused(_ roomId: String, what: String, status: UInt16) {
+        let code = Int32(status)
+        out.note(.ignored(input: "\(what) \(roomId)", reason: "refused with \(code)"))
+        if code == IMErrorCode.notInChatroom.rawValue || code == IMErrorCode.kickedAndBannedFromChatroom.rawValue
+            || code == IMErrorCode.chatroomNotExist.rawValue {
+            roomLost(roomId, code: code)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import IMStore
+import IMWire
+
+// Local history (messageId cursor, ≤ 20 per page) and cloud history (qryPMsg/qryGMsg/qryCHMsg).
+extension ClientCore {
+    mutating func localHistory(_ conversation: ConversationKey, before messageId: Int64, count: Int32) {
+        let n = Int(max(0, min(count, Int32(IMStore.historyPageLimit))))
+        var page: [StoredMessage] = []
+        do {
+            if config.bugs.contains(.b5) {
+                page = try offsetHistoryPage(conversation, continuing: messageId != -1, count: n)
+            } else {
+                page = try store.history(in: conversation, before: messageId, count: n)
+            }
+        } catch {
+            storeError("history \(conversation)", error)
+        }
+        out.callback(.history(conversation: conversation, messages: page))
+    }
+
+    /// B5 (SDK 4.0.3 Dev): the pager continues by *offset* into the conversation in sentTime
+    /// order (newest first) and counts every live message stored meanwhile as "one more row in
+    /// the list". A live message older than the page boundary (a pulled offline message) shifts
+    /// the window by one: the message at the boundary is never returned — a gap.
+    private mutating func offsetHistoryPage(_ conversation: ConversationKey, continuing: Bool, count: Int) throws -> [StoredMessage] {
+        let offset = continuing ? historyPagers[conversation] ?? 0 : 0
+        let all = try store.messages(in: conversation, sentTime: Int64.min...Int64.max)
+        // Newest first: descending (sentTime, messageId).
+        let start = all.count - offset
+        let page = start > 0 ? Array(all[max(0, start - count)..<start].reversed()) : []
+        historyPagers[conversation] = offset + page.count
+        return page
+    }
+
+    mutating func remoteHistory(_ conversation: ConversationKey, before time: Int64, count: Int32) {
+        guard (1...200).contains(count), let topic = Topic.history(of: conversation.type) else {
+            return out.callback(.remoteHistory(conversation: conversation, messages: [], error: IMErrorCode.invalidParameter.rawValue))
+        }
+        guard session != nil else {
+            return out.callback(.remoteHistory(conversation: conversation, messages: [], error: ClientErrorCode.notConnected))
+        }
+        var input = RMTPHistoryMsgInput()
+        input.targetID = conversation.targetId
+        input.time = time
+        input.count = count
+        input.order = 0
+        query(topic, target: conversation.targetId, body: (try? ProtoBody.encode(input)) ?? [], .remoteHistory(conversation))
+    }
+
+    /// Cloud history is returned to the app, not written to the local store (messageId 0).
+    mutating func remoteHistoryAnswered(_ conversation: ConversationKey, _ q: Frame.QueryAck) {
+        guard q.status == 0 else {
+            return out.callback(.remoteHistory(conversation: conversation, messages: [], error: Int32(q.status)))
+        }
+        guard let output = try? q.decodeBody(RMTPHistoryMsgOuput.self) else {
+            return out.callback(.remoteHistory(conversation: conversation, messages: [], error: IMErrorCode.invalidParameter.rawValue))
+        }
+        let messages = output.list.map { d -> StoredMessage in
+            let m = IncomingMessage(d)
+            var flags: MessageFlags = []
+            if case .stored(let f) = ReceiveKind.of(m) { flags = f }
+            return ReceiveKind.row(ReceiveKind.received(m, flags: flags, localTime: now.milliseconds), messageId: 0)
+        }
+        out.callback(.remoteHistory(conversation: conversation, messages: messages, error: nil))
+    }
+}

@@ -1,0 +1,128 @@
+import IMStore
+import IMWire
+
+// The inbox/sendbox sync (wire-protocol §4): pull after CONNACK, on `s_ntf`, optionally on a poll
+// timer; keep only messages newer than their direction's cursor; inbox := response syncTime,
+// sendbox := newest sent dataTime; pull again while `finished == false` or a newer notify is queued.
+extension ClientCore {
+    /// `s_ntf` (type ≠ 2): go pull — unless its time is not past the inbox cursor.
+    mutating func inboxNotify(_ n: RMTPNotifyMsg) {
+        if n.hasTime, n.time <= inboxCursor {
+            return out.note(.skipped(messageUId: nil, conversation: ConversationKey(.privateChat, userId),
+                                     reason: "s_ntf time \(n.time) ≤ inbox cursor \(inboxCursor)"))
+        }
+        if sync.canStartPull {
+            startPull(reason: "s_ntf")
+        } else {
+            // A pull runs (or the link check does): remember the notify for when it ends.
+            sync.queueNotify(n.hasTime ? n.time : .max)
+        }
+    }
+
+    /// Starts a pull if none runs.
+    mutating func startPull(reason: String) {
+        guard session != nil, sync.canStartPull else { return }
+        sendPullRequest()
+    }
+
+    private mutating func sendPullRequest() {
+        var r = RMTPSyncRequestMsg()
+        r.syncTime = inboxCursor
+        r.ispolling = false
+        r.isPullSend = true
+        r.sendBoxSyncTime = sendboxCursor
+        let id = query(.pullMsg, target: userId, body: (try? ProtoBody.encode(r)) ?? [], .pull)
+        syncChange("pullMsg #\(id) from inbox \(r.syncTime), sendbox \(r.sendBoxSyncTime)") { $0.pullSent(messageId: id) }
+    }
+
+    mutating func queryAckReceived(_ q: Frame.QueryAck) {
+        // QUERYCON for every QUERYACK with qos ≠ 0 — also a re-sent one we no longer wait for,
+        // or the server keeps re-sending it.
+        if q.flags.qos != .atMostOnce { write(.queryConfirm(Frame.QueryConfirm(messageId: q.messageId))) }
+        guard let request = requests.complete(q.messageId, isQuery: true) else {
+            out.note(.ignored(input: "QUERYACK #\(q.messageId)", reason: "no QUERY waiting (late or repeated)"))
+            return
+        }
+        out.cancelTimer(.requestTimeout(messageId: q.messageId))
+        switch request {
+        case .pull:
+            pullAnswered(q)
+        case .join(let roomId, let kind):
+            joinAnswered(roomId, kind: kind, q)
+        case .quit:
+            break
+        case .chatroomPull(let roomId, let isJoinPull):
+            chatroomPullAnswered(roomId, isJoinPull: isJoinPull, q)
+        case .pullKV(let roomId, let generation):
+            pullKVAnswered(roomId, generation: generation, q)
+        case .changeKV(let roomId, let key, _):
+            out.callback(.chatroomKVResult(roomId: roomId, key: key, error: q.status == 0 ? nil : Int32(q.status)))
+        case .remoteHistory(let conversation):
+            remoteHistoryAnswered(conversation, q)
+        case .readTime(let conversation):
+            if q.status != 0 { out.note(.ignored(input: "updRRTime \(conversation)", reason: "refused with \(q.status)")) }
+        case .message, .recall, .command:
+            break
+        }
+    }
+
+    private mutating func pullAnswered(_ q: Frame.QueryAck) {
+        guard q.status == 0 else {
+            syncChange("pullMsg refused with \(q.status)") { $0.pullEnded(synced: false) }
+            return
+        }
+        let page: RMTPDownStreamMessages
+        do {
+            page = try q.decodeBody(RMTPDownStreamMessages.self)
+        } catch {
+            syncChange("pullMsg answer undecodable: \(error)") { $0.pullEnded(synced: false) }
+            return
+        }
+        var items: [IncomingMessage] = []
+        items.reserveCapacity(page.list.count)
+        var newestSent: Int64?
+        for d in page.list {
+            let m = IncomingMessage(d)
+            let cursor: Int64
+            if m.direction == .send {
+                newestSent = max(newestSent ?? .min, m.dataTime)
+                cursor = sendboxCursor
+            } else {
+                cursor = inboxCursor
+            }
+            guard m.dataTime > cursor else {
+                out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation,
+                                  reason: "dataTime \(m.dataTime) ≤ \(m.direction == .send ? "sendbox" : "inbox") cursor \(cursor)"))
+                continue
+            }
+            if m.direction == .send, isOwnDevice(m.clientUniqueId) {
+                ownCopyReceived(m, path: "pull")
+                continue
+            }
+            items.append(m)
+        }
+        deliver(items, hasPackage: !page.finished, path: "pull", inbox: page.syncTime, sendbox: newestSent)
+        if !page.finished {
+            return sendPullRequest()
+        }
+        if let queued = sync.takeQueuedNotify() {
+            if queued > inboxCursor { return sendPullRequest() }
+            out.note(.skipped(messageUId: nil, conversation: ConversationKey(.privateChat, userId),
+                              reason: "queued s_ntf time \(queued) ≤ inbox cursor \(inboxCursor)"))
+        }
+        syncChange("finished") { $0.pullEnded(synced: true) }
+    }
+
+    /// Moves the sendbox cursor forward (own sends while in sync).
+    mutating func moveSendbox(to value: Int64, reason: String) {
+        guard value > sendboxCursor else { return }
+        do {
+            if try store.advanceCursor(.sendbox, to: value) {
+                sendboxCursor = value
+                out.note(.cursor(name: SyncCursor.sendbox.name, value: value))
+            }
+        } catch {
+            storeError("sendbox cursor (\(reason))", error)
+        }
+    }
+}

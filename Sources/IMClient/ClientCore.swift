@@ -1,0 +1,273 @@
+import IMStore
+import IMWire
+import SimKernel
+
+/// The client SDK core of one device: connection/reconnect, send, receive + sync, chatrooms,
+/// recall and receipts, as sans-IO state machines over the device's `IMStore`
+/// (Docs/client.md).
+///
+/// The driver (the simulated world, or a network runtime) feeds inputs with the device's clock
+/// and executes the returned effects. The core never reads a clock, opens a socket or draws a
+/// random number; the store is the one thing it touches directly. Dropping the value and
+/// creating a new one over the same store models an app kill: what is in memory (pending
+/// requests, the chatroom cursor) is lost, what is in the store survives.
+public struct ClientCore {
+    public let identity: DeviceIdentity
+    public let config: ClientConfig
+    /// The device's database, owned by the world (it survives app kills).
+    public let store: IMStore
+
+    var link: ConnectionStateMachine
+    var sync = InboxSyncMachine()
+    var rooms = ChatroomTable()
+    var requests = RequestTable()
+    var messageIds = MessageIdCounter()
+    var decoder: StreamDecoder
+    var out = EffectBuffer()
+    /// The device time of the input being handled.
+    var now = DeviceTime(milliseconds: 0)
+    /// The session of the current connection (nil when not connected).
+    var session: ConnectedState?
+    /// The current session is an automatic reconnect (rooms are rejoined).
+    var isReconnectSession = false
+    /// Sync echoes (server PUBLISH with the dup bit) waiting for their PUBACK, by server msgId.
+    var pendingEchoes: [UInt16: PendingEcho] = [:]
+    /// Own rows of this process not yet SENT, by clientUniqueId (a pulled copy completes them).
+    var unsentOwnRows: [Int64: Int64] = [:]
+    /// Bug B5: per-conversation offset pagers of local history.
+    var historyPagers: [ConversationKey: Int] = [:]
+    /// `clientUniqueId >> 31` of every message this device sends (a stable hash of user+device).
+    let deviceTag: Int64
+    private var startedUp = false
+
+    /// Inbox cursor (server ms), cached from the store.
+    public internal(set) var inboxCursor: Int64
+    /// Sendbox cursor (server ms), cached from the store.
+    public internal(set) var sendboxCursor: Int64
+
+    public init(identity: DeviceIdentity, config: ClientConfig, store: IMStore) {
+        self.identity = identity
+        self.config = config
+        self.store = store
+        link = ConnectionStateMachine(settings: .init(identity: identity, config: config))
+        decoder = StreamDecoder(direction: .serverToClient, maxFrameSize: config.maxFrameSize, obfuscated: config.obfuscatedStream)
+        deviceTag = Int64(StableHash.fnv1a("\(identity.userId)\u{1F}\(identity.deviceId)") & 0x7FFF_FFFF)
+        // The public client has no general messageUId dedup (im-semantics §4); a knob may add it.
+        store.options.dedupByMessageUId = config.messageUIdDedup
+        inboxCursor = (try? store.cursor(.inbox)) ?? 0
+        sendboxCursor = (try? store.cursor(.sendbox)) ?? 0
+    }
+
+    /// Handles one input at device time `now`; returns the effects in order.
+    public mutating func handle(_ input: ClientInput, now: DeviceTime) -> [ClientEffect] {
+        self.now = now
+        if !startedUp { startUp() }
+        switch input {
+        case .api(let call): api(call)
+        case .transport(let event): transport(event)
+        case .timerFired(let timer): timerFired(timer)
+        case .lifecycle(let l): process(link.lifecycle(l, &out))
+        case .networkChanged(let available): process(link.networkChanged(available: available, &out))
+        }
+        return out.take()
+    }
+
+    // MARK: - Views (tests, oracles)
+
+    /// Name of the connection state (`idle`, `opening`, `awaitingConnack`, `connected`,
+    /// `reconnectWait`, `networkWait`, `suspended`, `stopped`).
+    public var connectionStateName: String { link.state.name }
+    /// The last connection status reported to the app.
+    public var connectionStatus: ConnectionStatus? { link.reportedStatus }
+    /// A session is up (CONNACK accepted, not lost since).
+    public var isConnected: Bool { session != nil }
+    /// Position in the reconnect schedule of the next delay.
+    public var reconnectBackoffIndex: Int { link.state.call?.backoffIndex ?? 0 }
+    /// The inbox sync's state (`offline`, `linkCheck`, `pulling`, `idle`, `inSync`).
+    public var syncStateName: String { sync.state.name }
+    public var isPulling: Bool { sync.isPulling }
+    /// The first pull of this connection finished and none runs.
+    public var isInSync: Bool { sync.isInSync }
+    /// Rooms the client believes it is in (joined, or rejoining), sorted.
+    public var joinedChatrooms: [String] { rooms.rooms.filter(isMember).map(\.roomId) }
+    /// A room's in-memory pull cursor.
+    public func chatroomCursor(_ roomId: String) -> Int64? { rooms[roomId]?.cursor }
+    /// Whether the post-join KV sync of a room finished.
+    public func chatroomKVSynced(_ roomId: String) -> Bool { rooms[roomId]?.kvSynced ?? false }
+    /// Requests (PUBLISH qos 1 and QUERY) waiting for a reply.
+    public var requestsInFlight: Int { requests.count }
+
+    private func isMember(_ r: ChatroomRoom) -> Bool {
+        switch r.phase {
+        case .joined: true
+        case .joining(_, let kind): kind == .rejoin
+        }
+    }
+
+    // MARK: - Dispatch
+
+    private mutating func startUp() {
+        startedUp = true
+        // Chatroom rows left by a previous process: the SDK keeps room state in memory only,
+        // so they are stale; local chatroom messages go with them (as on quit).
+        do {
+            for room in try store.joinedChatrooms() {
+                let r = try store.quitChatroom(room.roomId)
+                out.note(.changed(conversation: ConversationKey(.chatroom, room.roomId), messageIds: [],
+                                  what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
+            }
+        } catch {
+            storeError("startup chatroom cleanup", error)
+        }
+    }
+
+    private mutating func api(_ call: ClientAPICall) {
+        switch call {
+        case .connect(let token, let timeLimit):
+            if link.state.call == nil { out.callback(.dbOpened(code: 0)) }
+            process(link.connect(token: token, timeLimitSeconds: timeLimit, &out))
+        case .disconnect:
+            process(link.disconnect(logout: false, &out))
+        case .logout:
+            process(link.disconnect(logout: true, &out))
+        case .send(let conversation, let objectName, let content, let pushText, let mentioned):
+            send(to: conversation, objectName: objectName, content: content, pushText: pushText, mentioned: mentioned)
+        case .resend(let messageId):
+            resend(messageId)
+        case .recall(let messageId):
+            recall(messageId)
+        case .sendReadReceipt(let conversation, let time):
+            sendReadReceipt(conversation, lastMessageSentTime: time)
+        case .clearUnread(let conversation, let time):
+            clearUnread(conversation, upTo: time)
+        case .joinChatroom(let roomId, let count):
+            joinChatroom(roomId, messageCount: count, existing: false)
+        case .joinExistChatroom(let roomId, let count):
+            joinChatroom(roomId, messageCount: count, existing: true)
+        case .quitChatroom(let roomId):
+            quitChatroom(roomId)
+        case .setChatroomKV(let roomId, let key, let value, let autoDelete, let force):
+            changeChatroomKV(roomId, key: key, value: value, autoDelete: autoDelete, force: force, remove: false)
+        case .removeChatroomKV(let roomId, let key, let force):
+            changeChatroomKV(roomId, key: key, value: "", autoDelete: false, force: force, remove: true)
+        case .getChatroomKV(let roomId):
+            getChatroomKV(roomId)
+        case .getHistory(let conversation, let before, let count):
+            localHistory(conversation, before: before, count: count)
+        case .getRemoteHistory(let conversation, let before, let count):
+            remoteHistory(conversation, before: before, count: count)
+        }
+    }
+
+    private mutating func transport(_ event: TransportEvent) {
+        switch event {
+        case .opened:
+            process(link.transportOpened(&out))
+        case .closed(let reason):
+            process(link.transportClosed(reason, &out))
+        case .bytes(let bytes):
+            receive(bytes)
+        }
+    }
+
+    private mutating func timerFired(_ timer: ClientTimer) {
+        switch timer {
+        case .requestTimeout(let id):
+            requestTimedOut(id)
+        case .poll:
+            pollFired()
+        default:
+            process(link.timerFired(timer, &out))
+        }
+    }
+
+    // MARK: - Frames in
+
+    private mutating func receive(_ bytes: [UInt8]) {
+        guard link.state.hasTransport else {
+            out.note(.ignored(input: "\(bytes.count) bytes", reason: "no connection"))
+            return
+        }
+        let frames: [Frame]
+        do {
+            frames = try decoder.feed(bytes)
+        } catch {
+            process(link.protocolError("\(error)", &out))
+            return
+        }
+        for frame in frames {
+            // A frame may end the connection (DISCONNECT, a refused CONNACK): drop the rest.
+            guard link.state.hasTransport else { break }
+            handle(frame)
+        }
+        if let failure = decoder.failure, link.state.hasTransport {
+            process(link.protocolError("\(failure)", &out))
+        }
+    }
+
+    private mutating func handle(_ frame: Frame) {
+        switch frame {
+        case .connack(let c):
+            process(link.connackReceived(c, &out))
+        case .pingResp:
+            process(link.pingResponse(&out))
+        case .disconnect(let d):
+            process(link.disconnectReceived(d, &out))
+        case .publish(let p) where session != nil:
+            publishReceived(p)
+        case .puback(let a) where session != nil:
+            pubackReceived(a)
+        case .queryAck(let q) where session != nil:
+            queryAckReceived(q)
+        default:
+            out.note(.ignored(input: "\(frame.type)", reason: session == nil ? "no session" : "not expected from the server"))
+        }
+    }
+
+    // MARK: - Frames out
+
+    /// Writes a frame on the current connection.
+    mutating func write(_ frame: Frame, topic: String = "") {
+        out.write(frame, topic: topic, obfuscated: config.obfuscatedStream)
+    }
+
+    /// Sends a request (PUBLISH qos 1 or QUERY) and tracks it with a 30 s timeout.
+    mutating func sendRequest(_ frame: Frame, topic: Topic, _ request: PendingRequest) {
+        write(frame, topic: topic.rawValue)
+        if let id = frame.messageId {
+            requests.add(id, request)
+            out.setTimer(.requestTimeout(messageId: id), after: config.requestTimeout)
+        }
+    }
+
+    /// A QUERY with an encoded protobuf body as a tracked request; returns its message id.
+    @discardableResult
+    mutating func query(_ topic: Topic, target: String, body: [UInt8], _ request: PendingRequest) -> UInt16 {
+        let id = messageIds.next()
+        sendRequest(.query(Frame.Query(topic: topic, targetId: target, messageId: id, body: body)), topic: topic, request)
+        return id
+    }
+
+    // MARK: - Helpers
+
+    /// Changes the inbox sync machine and notes the transition.
+    mutating func syncChange(_ reason: String, _ body: (inout InboxSyncMachine) -> Void) {
+        let before = sync.state.name
+        body(&sync)
+        let after = sync.state.name
+        if before != after { out.note(.syncState(from: before, to: after, reason: reason)) }
+    }
+
+    mutating func storeError(_ operation: String, _ error: any Error) {
+        out.note(.storeError(operation: operation, message: "\(error)"))
+    }
+
+    /// This device's own message (its clientUniqueId carries this device's tag).
+    func isOwnDevice(_ clientUniqueId: Int64?) -> Bool {
+        guard let c = clientUniqueId, c > 0 else { return false }
+        return c >> 31 == deviceTag
+    }
+
+    /// The user id of the session (or of the identity before the first CONNACK).
+    var userId: String { session?.userId ?? identity.userId }
+}

@@ -1,0 +1,100 @@
+import IMWire
+
+// CONNECT: authentication, the one-session-per-platform-class rule, kicks and reconnects
+// (im-semantics §5; Docs/server.md §2).
+extension ServerCore {
+    mutating func handleConnect(_ c: Frame.Connect, on id: ConnectionID, now: Int64) {
+        guard connections[id]!.session == nil else {
+            protocolViolation(id, "CONNECT on an open session", now: now)
+            return
+        }
+        if connections[id]!.connectDeadlineArmed {
+            connections[id]!.connectDeadlineArmed = false
+            effects.append(.cancelTimer(.connectDeadline(id)))
+        }
+        guard c.protocolName == Frame.Connect.rcloudProtocolName, c.protocolVersion == Frame.Connect.rcloudProtocolVersion else {
+            return refuse(id, .badProtocolVersion, now: now)
+        }
+        guard let (platform, deviceId) = c.platformAndDevice, !deviceId.isEmpty else {
+            return refuse(id, .identifierRejected, now: now)
+        }
+        if let key = c.appKey, key != config.appKey { return refuse(id, .notAuthorized, now: now) }
+        if directory.appBlocked { return refuse(id, .appBlocked, now: now) }
+        guard let token = c.token, let entry = directory._tokens[token] else { return refuse(id, .tokenIncorrect, now: now) }
+        switch entry.state {
+        case .valid: break
+        case .expired: return refuse(id, .tokenExpired, now: now)
+        case .revoked: return refuse(id, .tokenIncorrect, now: now)
+        }
+        let userId = entry.userId
+        if directory.bannedUsers.contains(userId) { return refuse(id, .userBlocked, now: now) }
+
+        // One session per platform class.
+        if let holder = online[userId]?.slots[platform.rank], holder != id, let held = connections[holder]?.session {
+            if held.deviceId == deviceId {
+                // The same device again: its old connection is half-open. Replace it quietly.
+                endConnection(holder, reason: .replaced, now: now, closeTransport: true)
+            } else if c.isReconnect && (c.reconnectKickEnable || !config.bugs.contains(.b12)) {
+                // A stale device (another device took the slot while it was away) reconnecting:
+                // refused — the app asked for it (reconnectKickEnable) or the server protects the
+                // device in use (B12 off). The client reports 31023.
+                emit(.reconnectRefused(id, userId: userId, deviceId: deviceId, activeDeviceId: held.deviceId))
+                write(id, [.connack(Frame.Connack(statusCode: Frame.Connack.otherDeviceLoggedInStatusCode))])
+                endConnection(id, reason: .transportClosed, now: now, closeTransport: true)
+                return
+            } else {
+                // A newer login kicks the older session — and with B12 on, so does a stale reconnect.
+                kick(holder, byDeviceId: deviceId, now: now)
+            }
+        }
+
+        sessionCounter += 1
+        let sessionId = "S\(generation)-\(sessionCounter)"
+        let deviceIndex = registerDevice(userId: userId, deviceId: deviceId, now: now)
+        let session = Session(userId: userId, deviceId: deviceId, platform: platform, sessionId: sessionId,
+                              deviceIndex: deviceIndex, openedAt: now)
+        connections[id]!.session = session
+        online[userId, default: OnlineUser()].slots[platform.rank] = id
+        emit(.sessionOpened(id, userId: userId, deviceId: deviceId, platform: platform, sessionId: sessionId))
+        write(id, [.connack(Frame.Connack(status: .accepted, session: .init(userId: userId, sessionId: sessionId, timestamp: now)))])
+    }
+
+    /// CONNACK with a refusal, then close.
+    mutating func refuse(_ id: ConnectionID, _ status: ConnackStatus, now: Int64) {
+        emit(.connectRejected(id, status: status))
+        write(id, [.connack(Frame.Connack(status: status))])
+        endConnection(id, reason: .transportClosed, now: now, closeTransport: true)
+    }
+
+    /// DISCONNECT status 1 to `victim`, then close it.
+    mutating func kick(_ victim: ConnectionID, byDeviceId: String, now: Int64) {
+        guard let s = connections[victim]?.session else { return }
+        emit(.kicked(victim: victim, userId: s.userId, victimDeviceId: s.deviceId, byDeviceId: byDeviceId))
+        write(victim, [.disconnect(Frame.Disconnect(status: .kickedByOtherDevice))])
+        endConnection(victim, reason: .kicked, now: now, closeTransport: true)
+    }
+
+    /// The device's index in the user's device list; a first-seen device gets its history floor
+    /// (new-device window) and the entries it will never see are reported as dropped.
+    mutating func registerDevice(userId: String, deviceId: String, now: Int64) -> Int32 {
+        var user = store.users[userId] ?? UserRecord()
+        if let i = user.deviceIndex(deviceId) { return Int32(i) }
+        // Only a *new* device of a user who already has one is limited (multi-device sync); the
+        // first device of a user gets the whole offline inbox.
+        let limited = config.multiDeviceSync && !user.devices.isEmpty
+        let floor = limited ? now - rules.newDeviceHistoryMs : Int64.min
+        user.devices.append(DeviceRecord(deviceId: deviceId, historyFloor: floor))
+        store.users[userId] = user
+        if limited {
+            let cut = floor - 1 // entries with dataTime ≤ cut are before the window
+            for box in [user.inbox, user.sendbox] {
+                let k = box.firstIndex(after: cut)
+                for i in 0..<k {
+                    let m = box[i].message
+                    emit(.dropped(messageUId: m.uid, conversation: m.conversation, userId: userId, reason: .beforeDeviceHistoryWindow))
+                }
+            }
+        }
+        return Int32(user.devices.count - 1)
+    }
+}

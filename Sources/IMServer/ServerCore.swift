@@ -1,0 +1,300 @@
+import IMWire
+import SimKernel
+
+/// The server model (issue 6; Docs/server.md): auth and sessions, routing of private / group /
+/// system messages, offline inboxes, pulls, chatrooms with their drop policy, KV and kick rules,
+/// recall, receipts and the server API.
+///
+/// A sans-IO value: `handle` takes one input at server time `now` (epoch ms) and returns the
+/// effects; nothing else reads a clock or does I/O. Deterministic: no randomness, and no decision
+/// depends on Dictionary/Set iteration order (fan-out is by sorted userId, then mobile, desktop,
+/// web).
+public struct ServerCore: Sendable {
+    public let config: ServerConfig
+    /// Who exists, as server-API calls have changed it.
+    public internal(set) var directory: ServerDirectory
+    /// Server restarts so far (part of every messageUId and sessionId).
+    public internal(set) var generation: UInt32 = 0
+
+    let rules: RoutingRules
+    var groups: [String: GroupState] = [:]
+    var admin = AdminState()
+    var store = PersistentStore()
+    var connections: [ConnectionID: Connection] = [:]
+    var online: [String: OnlineUser] = [:]
+    var sessionCounter: UInt64 = 0
+    var expiryTimerArmed = false
+    /// Effects of the input being handled.
+    var effects: [ServerEffect] = []
+
+    public init(config: ServerConfig, directory: ServerDirectory) {
+        self.config = config
+        self.directory = directory
+        rules = RoutingRules(config)
+        for g in directory.groups.keys.sorted() {
+            var s = GroupState()
+            for u in directory.groups[g]! { s.add(u, at: .min) }
+            groups[g] = s
+        }
+        admin.keptAlive = Set(directory.chatrooms)
+        for (room, users) in directory.chatroomWhitelists { admin.chatroomWhitelists[room] = Set(users) }
+        for r in directory.chatrooms { store.rooms[r] = Chatroom(id: r, now: 0) }
+    }
+
+    /// Handles one input at server time `now` (ms) and returns what to do.
+    public mutating func handle(_ input: ServerInput, now: Int64) -> [ServerEffect] {
+        switch input {
+        case .connectionAccepted(let id): accept(id, now: now)
+        case .bytes(let id, let bytes): receive(bytes, on: id, now: now)
+        case .connectionClosed(let id, _): endConnection(id, reason: .transportClosed, now: now, closeTransport: false)
+        case .timerFired(let t): timerFired(t, now: now)
+        case .api(let call): api(call, now: now)
+        }
+        return takeEffects()
+    }
+
+    /// Server crash: every session and all in-flight state is lost (the driver closes the sockets;
+    /// the core emits `sessionClosed(.serverRestart)` for each and cancels its timers). Persistent
+    /// state — offline inboxes, sendboxes, cloud history, chatrooms (history, KV, membership — every
+    /// member offline from `now`), conversation clocks, the uid counter, idempotency keys, device
+    /// records — is kept when `config.persistAcrossCrash`, else lost. Server-API configuration
+    /// (groups, mutes, bans, whitelists, kept-alive rooms) and the generation counter always
+    /// survive, so messageUIds stay unique.
+    public mutating func crashAndRestart(now: Int64) -> [ServerEffect] {
+        for id in connections.keys.sorted() {
+            let c = connections[id]!
+            cancelConnectionTimers(c)
+            emit(.sessionClosed(id, userId: c.session?.userId ?? "", deviceId: c.session?.deviceId ?? "", reason: .serverRestart))
+        }
+        connections = [:]
+        online = [:]
+        for r in store.rooms.keys.sorted() where store.rooms[r]!.autoDestroyArmed {
+            effects.append(.cancelTimer(.chatroomAutoDestroy(roomId: r)))
+            store.rooms[r]!.autoDestroyArmed = false
+        }
+        if expiryTimerArmed {
+            effects.append(.cancelTimer(.offlineExpiry))
+            expiryTimerArmed = false
+        }
+        generation &+= 1
+        sessionCounter = 0
+        if config.persistAcrossCrash {
+            for r in store.rooms.keys.sorted() {
+                for u in store.rooms[r]!.allOffline(now: now) { removeAutoDeleteKeys(room: r, user: u, now: now) }
+            }
+        } else {
+            store = PersistentStore()
+        }
+        emit(.restarted(keptPersistentState: config.persistAcrossCrash))
+        for r in admin.keptAlive.sorted() where store.rooms[r] == nil {
+            store.rooms[r] = Chatroom(id: r, now: now)
+            emit(.chatroomCreated(roomId: r, byUserId: nil))
+        }
+        for r in store.rooms.keys.sorted() { armAutoDestroy(r, now: now) }
+        armExpiryAfterRestart(now: now)
+        return takeEffects()
+    }
+
+    mutating func takeEffects() -> [ServerEffect] {
+        let out = effects
+        effects = []
+        return out
+    }
+
+    // MARK: - Output
+
+    @inline(__always) mutating func emit(_ e: ServerEvent) { effects.append(.event(e)) }
+
+    static func summary(_ f: Frame) -> FrameSummary {
+        switch f {
+        case .publish(let p): FrameSummary(type: .publish, messageId: p.messageId, dup: p.flags.dup, topic: p.topic)
+        case .puback(let p): FrameSummary(type: .puback, messageId: p.messageId)
+        case .queryAck(let q): FrameSummary(type: .queryAck, messageId: q.messageId, dup: q.flags.dup)
+        default: FrameSummary(type: f.type, dup: f.flags.dup)
+        }
+    }
+
+    /// Writes frames to a connection as one `.send`.
+    mutating func write(_ id: ConnectionID, _ frames: [Frame]) {
+        var bytes: [UInt8] = []
+        do {
+            for f in frames {
+                try StreamFraming.encode(f, direction: .serverToClient, obfuscated: config.obfuscatedStreams, into: &bytes)
+            }
+        } catch {
+            // Only strings over 65,535 bytes fail, and every string here came from a u16-prefixed
+            // field or from the server itself; report rather than crash.
+            emit(.protocolError(id, description: "cannot encode a reply: \(error)"))
+            return
+        }
+        effects.append(.send(id, bytes, frames: frames.map(Self.summary)))
+    }
+
+    /// The next server message id on a connection.
+    mutating func nextMessageId(_ id: ConnectionID) -> UInt16 {
+        connections[id]?.messageIds.next() ?? 1
+    }
+
+    /// The next message id and the device of an authenticated connection (one dictionary access).
+    mutating func nextMessageIdAndDevice(_ id: ConnectionID) -> (UInt16, (deviceId: String, deviceIndex: Int32)) {
+        Self.nextIdAndDevice(&connections[id]!)
+    }
+
+    private static func nextIdAndDevice(_ c: inout Connection) -> (UInt16, (deviceId: String, deviceIndex: Int32)) {
+        (c.messageIds.next(), (c.session!.deviceId, c.session!.deviceIndex))
+    }
+
+    @inline(__always) static func seconds(_ ms: Int64) -> UInt32 { UInt32(truncatingIfNeeded: max(0, ms) / 1000) }
+
+    /// A QUERYACK: qos 1 (kept until QUERYCON, re-sent every `queryAckRetry`) for responses that
+    /// carry data, qos 0 otherwise.
+    mutating func queryAck(_ id: ConnectionID, messageId: UInt16, status: Int32 = 0, body: [UInt8] = [],
+                           reliable: Bool, now: Int64) {
+        let ack = Frame.QueryAck(flags: reliable ? .atLeastOnce : .none, messageId: messageId, date: Self.seconds(now),
+                                 status: UInt16(truncatingIfNeeded: status), body: body)
+        write(id, [.queryAck(ack)])
+        guard reliable, connections[id] != nil else { return }
+        let wasPending = connections[id]!.pendingQueryAcks.updateValue(ack, forKey: messageId) != nil
+        if wasPending { effects.append(.cancelTimer(.queryAckRetry(id, messageId: messageId))) }
+        effects.append(.setTimer(.queryAckRetry(id, messageId: messageId), after: config.queryAckRetry))
+    }
+
+    mutating func rejectQuery(_ id: ConnectionID, _ q: Frame.Query, code: Int32, now: Int64) {
+        emit(.queryRejected(id, userId: connections[id]?.session?.userId ?? "", topic: q.topic, targetId: q.targetId, code: code))
+        queryAck(id, messageId: q.messageId, status: code, reliable: false, now: now)
+    }
+
+    // MARK: - Connections
+
+    mutating func accept(_ id: ConnectionID, now: Int64) {
+        guard connections[id] == nil else { return }
+        var c = Connection(id: id, decoder: StreamDecoder(direction: .clientToServer, maxFrameSize: config.maxFrameSize,
+                                                          obfuscated: config.obfuscatedStreams), now: now)
+        c.connectDeadlineArmed = true
+        c.idleTimerArmed = true
+        connections[id] = c
+        effects.append(.setTimer(.connectDeadline(id), after: config.connectDeadline))
+        effects.append(.setTimer(.sessionIdle(id), after: config.sessionIdleTimeout))
+    }
+
+    mutating func receive(_ bytes: [UInt8], on id: ConnectionID, now: Int64) {
+        guard connections[id] != nil else { return }
+        connections[id]!.lastActivity = now
+        let frames: [Frame]
+        do {
+            frames = try connections[id]!.decoder.feed(bytes)
+        } catch {
+            protocolViolation(id, "\(error)", now: now)
+            return
+        }
+        for f in frames {
+            guard connections[id] != nil else { return }
+            dispatch(f, on: id, now: now)
+        }
+        if let failure = connections[id]?.decoder.failure { protocolViolation(id, "\(failure)", now: now) }
+    }
+
+    mutating func protocolViolation(_ id: ConnectionID, _ description: String, now: Int64) {
+        guard connections[id] != nil else { return }
+        emit(.protocolError(id, description: description))
+        endConnection(id, reason: .protocolError, now: now, closeTransport: true)
+    }
+
+    mutating func dispatch(_ frame: Frame, on id: ConnectionID, now: Int64) {
+        if case .connect(let c) = frame {
+            handleConnect(c, on: id, now: now)
+            return
+        }
+        guard let session = connections[id]!.session else {
+            protocolViolation(id, "\(frame.type) before CONNECT", now: now)
+            return
+        }
+        switch frame {
+        case .pingReq:
+            write(id, [.pingResp()])
+        case .publish(let p):
+            handlePublish(p, on: id, session: session, now: now)
+        case .query(let q):
+            handleQuery(q, on: id, session: session, now: now)
+        case .queryConfirm(let q):
+            if connections[id]!.pendingQueryAcks.removeValue(forKey: q.messageId) != nil {
+                effects.append(.cancelTimer(.queryAckRetry(id, messageId: q.messageId)))
+            }
+        case .puback, .pingResp, .subscribeFamily:
+            // PUBACK of an s_msg: the message is in the inbox either way (no re-send needed).
+            break
+        case .disconnect:
+            endConnection(id, reason: .clientDisconnect, now: now, closeTransport: true)
+        case .connect, .connack, .queryAck:
+            protocolViolation(id, "\(frame.type) is not a client frame here", now: now)
+        }
+    }
+
+    func cancelTimersEffects(_ c: Connection) -> [ServerEffect] {
+        var out: [ServerEffect] = []
+        if c.idleTimerArmed { out.append(.cancelTimer(.sessionIdle(c.id))) }
+        if c.connectDeadlineArmed { out.append(.cancelTimer(.connectDeadline(c.id))) }
+        for m in c.pendingQueryAcks.keys.sorted() { out.append(.cancelTimer(.queryAckRetry(c.id, messageId: m))) }
+        return out
+    }
+
+    mutating func cancelConnectionTimers(_ c: Connection) { effects += cancelTimersEffects(c) }
+
+    /// Ends a connection: timers cancelled, `.close` if the server closes it, the session detached
+    /// (platform slot, joined chatrooms → member offline, auto-delete KV), `sessionClosed`.
+    mutating func endConnection(_ id: ConnectionID, reason: SessionCloseReason, now: Int64, closeTransport: Bool) {
+        guard let c = connections.removeValue(forKey: id) else { return }
+        cancelConnectionTimers(c)
+        if closeTransport { effects.append(.close(id)) }
+        guard let s = c.session else {
+            emit(.sessionClosed(id, userId: "", deviceId: "", reason: reason))
+            return
+        }
+        if var o = online[s.userId] {
+            if o.slots[s.platform.rank] == id { o.slots[s.platform.rank] = nil }
+            online[s.userId] = o.isEmpty ? nil : o
+        }
+        emit(.sessionClosed(id, userId: s.userId, deviceId: s.deviceId, reason: reason))
+        for room in c.rooms { detachFromRoom(room, user: s.userId, connection: id, now: now) }
+    }
+
+    /// Online connections of a user, mobile first.
+    func onlineConnections(_ userId: String) -> [ConnectionID] { online[userId]?.connections ?? [] }
+
+    // MARK: - Timers
+
+    mutating func timerFired(_ t: ServerTimer, now: Int64) {
+        switch t {
+        case .sessionIdle(let id):
+            guard let c = connections[id], c.idleTimerArmed else { return }
+            connections[id]!.idleTimerArmed = false
+            let idle = now - c.lastActivity
+            if idle >= rules.idleTimeoutMs {
+                endConnection(id, reason: .idleTimeout, now: now, closeTransport: true)
+            } else {
+                // Re-armed lazily: bytes only move `lastActivity`, never touch the timer.
+                connections[id]!.idleTimerArmed = true
+                effects.append(.setTimer(.sessionIdle(id), after: .milliseconds(rules.idleTimeoutMs - idle)))
+            }
+        case .connectDeadline(let id):
+            guard let c = connections[id], c.connectDeadlineArmed else { return }
+            connections[id]!.connectDeadlineArmed = false
+            if c.session == nil { endConnection(id, reason: .connectTimeout, now: now, closeTransport: true) }
+        case .queryAckRetry(let id, let m):
+            guard var ack = connections[id]?.pendingQueryAcks[m] else { return }
+            ack.flags.dup = true
+            connections[id]!.pendingQueryAcks[m] = ack
+            write(id, [.queryAck(ack)])
+            effects.append(.setTimer(.queryAckRetry(id, messageId: m), after: config.queryAckRetry))
+        case .chatroomAutoDestroy(let room):
+            autoDestroyFired(room, now: now)
+        case .offlineExpiry:
+            guard expiryTimerArmed else { return }
+            expiryTimerArmed = false
+            sweepExpired(now: now)
+        case .chatroomBanEnds, .chatroomMuteEnds:
+            // Bans and mutes are checked against their end time when used; nothing to do.
+            break
+        }
+    }
+}
