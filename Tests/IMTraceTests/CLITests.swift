@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import IMTrace
 
@@ -86,5 +89,46 @@ func imsim(_ args: [String]) throws -> CLIResult {
         let ledger = try imsim(["trace", "ledger", path, "--salvage"])
         #expect(ledger.status == 2)
         #expect(ledger.err.contains("no ledger: the trace is unfinished"))
+    }
+
+    @Test func aRunKilledMidWriteLeavesASalvageableTrace() throws {
+        let path = temporaryPath("cli-killed-run")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let p = Process()
+        p.executableURL = try ImsimBinary.locate()
+        p.arguments = ["run", "mixed-1k", "--no-oracles", "--trace", path]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Wait until at least two blocks are on disk (the run itself takes far longer).
+        var blocks = 0
+        for _ in 0..<1200 where blocks < 2 {
+            usleep(50_000)
+            if let r = try? TraceReader(path: path, mode: .salvage) { blocks = r.blocks.count }
+            if !p.isRunning { break }
+        }
+        #expect(p.isRunning, "the run ended before it could be killed")
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .uncaughtSignal)
+        #expect(blocks >= 2)
+
+        #expect(throws: TraceError.self) { try TraceReader(path: path) }  // no footer
+        let reader = try TraceEventReader(path: path, salvage: true)
+        var entries: [TraceEntry] = []
+        while let e = try reader.next() { entries.append(e) }
+        #expect(reader.reader.footerStatus == .missing)
+        #expect(entries.count >= 2 * 8192)
+        // Kernel events are numbered without gaps, and every block's records decoded.
+        let kernel = entries.filter { if case .kernel = $0.event { true } else { false } }
+        #expect(kernel.map(\.eventIndex) == (0..<UInt64(kernel.count)).map { Optional($0) })
+        #expect(reader.names.devices.count == 1100 || reader.names.devices.count > 1000)
+        // Only a torn tail may be damaged.
+        for d in reader.reader.damage {
+            guard case .truncatedBlock = d.error else { Issue.record("unexpected damage \(d)"); continue }
+        }
+        let ledger = try imsim(["trace", "ledger", path, "--salvage"])
+        #expect(ledger.status == 2)
+        #expect(ledger.err.contains("the trace is unfinished"))
     }
 }

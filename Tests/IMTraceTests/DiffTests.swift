@@ -60,7 +60,8 @@ func ledgerRecord(unread: Int) -> TraceEvent {
         #expect(div.b[0].hasPrefix("B> ") && div.b[0].contains("left=7"))
         #expect(div.a[1].contains("out.send") && div.b[1].contains("out.send"))
         // Aligned: the same columns on both sides.
-        #expect(div.a[0].dropFirst(3).prefix(60) == div.b[0].dropFirst(3).prefix(60))
+        #expect(div.a[0].dropFirst(4).prefix(60) == div.b[0].dropFirst(4).prefix(60))
+        #expect(div.context[0].prefix(4) == "    " && div.a[1].prefix(4) == "A   ")
         let text = result.text(labelA: "a.imtrace", labelB: "b.imtrace")
         #expect(text.contains("first difference at record \(k + 1) of A, event 5, t=5.130000000s (after \(k) identical records"))
     }

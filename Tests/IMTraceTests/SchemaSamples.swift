@@ -101,7 +101,8 @@ enum Samples {
             .chatroomKVRemoved(roomId: "lobby", keys: ["a", "b"]), .chatroomKVResult(roomId: "lobby", key: "a", error: nil),
             .chatroomKVResult(roomId: "lobby", key: "a", error: 23424), .chatroomKV(roomId: "lobby", entries: [], error: 34004),
             .history(conversation: group, messages: [message(), message(uid: nil)]),
-            .remoteHistory(conversation: group, messages: [], error: nil)]
+            .remoteHistory(conversation: group, messages: [], error: nil),
+            .recallResult(messageId: 12, error: nil), .recallResult(messageId: 13, error: 25101)]
         e += callbacks.map { .callback(device: 0, $0) }
         // Client notes
         let notes: [ClientNoteRecord] = [
@@ -111,7 +112,12 @@ enum Samples {
             .skipped(messageUId: "BK00-0000-0000-0003", conversation: group, reason: "s_msg during pull"),
             .skipped(messageUId: nil, conversation: group, reason: "status"), .cursor(name: "inbox", value: epoch + 20_120),
             .reconnectScheduled(attempt: 4, delay: .seconds(2)), .requestTimedOut(messageId: 7, what: "pullMsg"),
-            .chatroomState(roomId: "lobby", joined: false)]
+            .chatroomState(roomId: "lobby", joined: false),
+            .changed(conversation: group, messageIds: [12, -3, 99_999_999_999], what: "SENDING → SENT"),
+            .changed(conversation: nil, messageIds: [], what: "all read"),
+            .storeError(operation: "insert", message: "SQLITE_FULL: database or disk is full"),
+            .ignored(input: "s_msg #12", reason: "bad DownStreamMessage body: field 6 missing"),
+            .syncState(from: "idle", to: "pulling#1", reason: "s_ntf")]
         e += notes.map { .clientNote(device: 2, $0) }
         // Server inputs
         let sin: [ServerInputRecord] = [
@@ -145,7 +151,11 @@ enum Samples {
             .chatroomJoined(roomId: "lobby", userId: "bob", deviceId: "bob-phone"),
             .chatroomLeft(roomId: "lobby", userId: "bob", reason: .offlineKick), .chatroomDestroyed(roomId: "lobby", reason: "idle 1h"),
             .chatroomKVChanged(roomId: "lobby", key: "mic", userId: "alice", deleted: true),
-            .recalled(messageUId: "BK00-0000-0000-0002", byUserId: "carol"), .restarted(keptPersistentState: true)]
+            .recalled(messageUId: "BK00-0000-0000-0002", byUserId: "carol"), .restarted(keptPersistentState: true),
+            .protocolError(c, description: "bad checksum at byte 1"),
+            .reconnectRefused(c, userId: "alice", deviceId: "alice-phone", activeDeviceId: "alice-phone2"),
+            .queryRejected(c, userId: "bob", topic: "joinChrm", targetId: "nowhere", code: 23410),
+            .chatroomCreated(roomId: "lobby", byUserId: "bob"), .chatroomCreated(roomId: "hall", byUserId: nil)]
         e += sev.map { .serverEvent($0) }
         // Meta
         e += [.meta(.checkpoint(nextEvent: 123_456, digest: 0xFFFF_0000_1234_5678)),

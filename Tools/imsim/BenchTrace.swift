@@ -9,7 +9,8 @@ struct BenchTrace: ParsableCommand {
         abstract: "Trace bytes/event, recording overhead, write and read throughput (default scenario mixed-1k).",
         discussion: """
             Runs SCENARIO (no oracles) with and without a TraceRecorder in this process, interleaved, \
-            best of --repetitions each: overhead = recorded / bare − 1. Size: trace file bytes per \
+            best of --repetitions each: overhead = recorded / bare − 1, from thread CPU time (wall \
+            time is printed too; on a shared machine it mostly measures the neighbours). Size: trace file bytes per \
             record and per kernel event. Write: the recorded events are decoded and recorded again \
             into a new trace file (encode + CRC-32C + zstd + write), timed alone. Read: every record \
             decoded into a TraceEvent. MB/s count uncompressed payload bytes. Goals (issue 9): \
@@ -47,7 +48,12 @@ struct BenchTrace: ParsableCommand {
         var compressionRatio: Double
         var bareSeconds: Double?
         var recordedSeconds: Double?
+        /// Thread CPU time (less disturbed by other processes on the 2 cores than wall time).
+        var bareCPUSeconds: Double?
+        var recordedCPUSeconds: Double?
+        /// From CPU time; `overheadWallPercent` from wall time.
         var overheadPercent: Double?
+        var overheadWallPercent: Double?
         var writeSeconds: Double
         var writeMBPerSecond: Double
         var writeNsPerRecord: Double
@@ -75,7 +81,7 @@ struct BenchTrace: ParsableCommand {
 
         var source = "", simulated: String?
         var events: UInt64 = 0
-        var bare: Double?, recorded: Double?
+        var bare: Double?, recorded: Double?, bareCPU: Double?, recordedCPU: Double?
         var summary: TraceWriteSummary
         if let n = synthetic {
             source = "synthetic world stream, \(n) records (SyntheticWorldStream, 1000 devices)"
@@ -88,16 +94,19 @@ struct BenchTrace: ParsableCommand {
             let limit = try (until ?? (quick ? "5m" : nil)).map { SimTime.zero + (try SimDuration(parsing: $0)) }
             source = "imsim run \(scenario) --seed \(runSeed) --no-oracles" + (limit.map { " --until \($0)" } ?? "")
             if !json { print("imsim bench trace — \(source), zstd \(level), level \(traceLevel) (\(IMSimVersion.buildConfiguration) build)") }
-            var bestBare = Double.infinity, bestRecorded = Double.infinity
+            var bestBare = Double.infinity, bestRecorded = Double.infinity, bestBareCPU = Double.infinity, bestRecordedCPU = Double.infinity
             var last: TraceWriteSummary?
             for _ in 0..<reps {
                 // Interleaved, so drift in machine load hits both alike.
+                let c0 = CPUClock.threadSeconds()
                 let (w0, t0) = try Stopwatch.time { () throws -> World in
                     let run = try ScenarioRun(scenario: sc, seed: runSeed)
                     run.run(until: limit)
                     return run.world
                 }
                 bestBare = min(bestBare, t0)
+                bestBareCPU = min(bestBareCPU, CPUClock.threadSeconds() - c0)
+                let c1 = CPUClock.threadSeconds()
                 let ((w1, s), t1) = try Stopwatch.time { () throws -> (World, TraceWriteSummary) in
                     let run = try ScenarioRun(scenario: sc, seed: runSeed)
                     let r = try TraceRecorder(path: path, scenario: sc, seed: runSeed, options: options)
@@ -106,6 +115,7 @@ struct BenchTrace: ParsableCommand {
                     return (run.world, try r.finish(stopReason: reason.description))
                 }
                 bestRecorded = min(bestRecorded, t1)
+                bestRecordedCPU = min(bestRecordedCPU, CPUClock.threadSeconds() - c1)
                 guard w0.sim.digest == w1.sim.digest else { throw ValidationError("recording changed the run (digest differs)") }
                 events = w1.sim.counters.eventsDispatched
                 simulated = w1.now.description
@@ -114,6 +124,8 @@ struct BenchTrace: ParsableCommand {
             summary = last!
             bare = bestBare
             recorded = bestRecorded
+            bareCPU = bestBareCPU
+            recordedCPU = bestRecordedCPU
         }
 
         // Write: replay the decoded events into a new trace, timing only the recording.
@@ -134,7 +146,8 @@ struct BenchTrace: ParsableCommand {
 
         let records = Double(summary.records)
         let mb = Double(summary.uncompressedBytes) / 1e6
-        let overhead = bare.flatMap { b in recorded.map { ($0 / b - 1) * 100 } }
+        let overhead = bareCPU.flatMap { b in recordedCPU.map { ($0 / b - 1) * 100 } }
+        let overheadWall = bare.flatMap { b in recorded.map { ($0 / b - 1) * 100 } }
         let perEvent = events == 0 ? 0 : Double(summary.fileBytes) / Double(events)
         let report = Report(
             build: IMSimVersion.buildConfiguration, source: source, simulated: simulated, kernelEvents: events,
@@ -142,7 +155,8 @@ struct BenchTrace: ParsableCommand {
             bytesPerRecord: Double(summary.fileBytes) / records, bytesPerKernelEvent: perEvent,
             uncompressedBytesPerRecord: Double(summary.uncompressedBytes) / records,
             compressionRatio: Double(summary.uncompressedBytes) / Double(summary.fileBytes),
-            bareSeconds: bare, recordedSeconds: recorded, overheadPercent: overhead,
+            bareSeconds: bare, recordedSeconds: recorded, bareCPUSeconds: bareCPU, recordedCPUSeconds: recordedCPU,
+            overheadPercent: overhead, overheadWallPercent: overheadWall,
             writeSeconds: bestWrite, writeMBPerSecond: mb / bestWrite, writeNsPerRecord: bestWrite * 1e9 / records,
             readSeconds: bestRead, readMBPerSecond: mb / bestRead, readNsPerRecord: bestRead * 1e9 / records,
             goalBytesPerEvent: Double(summary.fileBytes) / records <= 6, goalOverhead: overhead.map { $0 <= 15 })
@@ -153,8 +167,9 @@ struct BenchTrace: ParsableCommand {
         print("  size: \(summary.records) records in \(summary.blocks) blocks, \(summary.fileBytes) bytes: \(f2(report.bytesPerRecord)) bytes/record"
               + (events > 0 ? ", \(f2(perEvent)) bytes/kernel event" : "")
               + " (\(f2(report.uncompressedBytesPerRecord)) uncompressed, ratio \(f2(report.compressionRatio))×)")
-        if let bare, let recorded, let overhead {
-            print("  overhead: bare \(f2(bare)) s, recorded \(f2(recorded)) s → \(String(format: "%+.1f", overhead))%")
+        if let bare, let recorded, let bareCPU, let recordedCPU, let overhead, let overheadWall {
+            print("  overhead: CPU bare \(f2(bareCPU)) s, recorded \(f2(recordedCPU)) s → \(String(format: "%+.1f", overhead))%"
+                  + "  (wall \(f2(bare)) s → \(f2(recorded)) s, \(String(format: "%+.1f", overheadWall))%)")
         }
         print("  write: \(f2(report.writeMBPerSecond)) MB/s, \(String(format: "%.0f", report.writeNsPerRecord)) ns/record (record + encode + zstd + write)")
         print("  read:  \(f2(report.readMBPerSecond)) MB/s, \(String(format: "%.0f", report.readNsPerRecord)) ns/record (read + zstd + CRC + decode to TraceEvent)")

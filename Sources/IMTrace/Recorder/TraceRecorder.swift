@@ -129,15 +129,16 @@ public final class TraceRecorder: WorldObserver {
     /// Appends one event at `time` (if the level records it). The observer methods use it; so
     /// do synthetic streams.
     public func record(_ event: TraceEvent, at time: SimTime) {
-        guard error == nil, !finished, event.level <= level else { return }
+        let head = event.head
+        guard error == nil, !finished, head.level <= level else { return }
         do {
             if writer.pendingRecordCount == 0 {
                 let digest = world?.sim.digest.value ?? 0
                 let cp = TraceEvent.meta(.checkpoint(nextEvent: nextEvent, digest: digest))
                 try writer.append(kind: cp.kind, time: time) { cp.encode(into: &$0, epochMs: epochMs) }
             }
-            try writer.append(kind: event.kind, time: time) { event.encode(into: &$0, epochMs: epochMs) }
-            if case .kernel = event { nextEvent += 1 }
+            try writer.append(kind: head.kind, time: time) { event.encode(into: &$0, epochMs: epochMs) }
+            if head.kind <= 19 { nextEvent += 1 }  // kernel events are kinds 1–19
         } catch {
             self.error = error
         }

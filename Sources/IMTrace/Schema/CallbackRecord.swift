@@ -9,9 +9,11 @@ public enum CallbackRecord: Hashable, Sendable {
     case dbOpened(code: Int32)
     case connected(userId: String)
     case connectError(code: Int32)
-    case messageInserted(TraceMessage)
+    // Message-bearing cases are boxed: a TraceMessage inline would make every TraceEvent (and
+    // every copy of one) ~200 bytes; these cases are a few percent of the records.
+    indirect case messageInserted(TraceMessage)
     case sendResult(messageId: Int64, messageUId: String?, sentTime: Int64, error: Int32?)
-    case received(TraceMessage, left: Int, offline: Bool, hasPackage: Bool)
+    indirect case received(TraceMessage, left: Int, offline: Bool, hasPackage: Bool)
     case recalled(messageId: Int64, conversation: ConversationKey)
     case readReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
     case syncReadStatus(conversation: ConversationKey, upToSentTime: Int64)
@@ -27,6 +29,7 @@ public enum CallbackRecord: Hashable, Sendable {
     case chatroomKV(roomId: String, entries: [TraceKVEntry], error: Int32?)
     case history(conversation: ConversationKey, messages: [TraceMessage])
     case remoteHistory(conversation: ConversationKey, messages: [TraceMessage], error: Int32?)
+    case recallResult(messageId: Int64, error: Int32?)
 
     public var kind: UInt16 {
         switch self {
@@ -52,6 +55,7 @@ public enum CallbackRecord: Hashable, Sendable {
         case .chatroomKV: 59
         case .history: 60
         case .remoteHistory: 61
+        case .recallResult: 62
         }
     }
 
@@ -82,6 +86,7 @@ public enum CallbackRecord: Hashable, Sendable {
         case .chatroomKV(let r, let e, let err): self = .chatroomKV(roomId: r, entries: kv(e), error: err)
         case .history(let c, let m): self = .history(conversation: c, messages: msgs(m))
         case .remoteHistory(let c, let m, let err): self = .remoteHistory(conversation: c, messages: msgs(m), error: err)
+        case .recallResult(let id, let err): self = .recallResult(messageId: id, error: err)
         }
     }
 
@@ -107,6 +112,7 @@ public enum CallbackRecord: Hashable, Sendable {
         case .chatroomKV(let r, let l, let err): e.string(r); e.kvEntries(l, epoch: epoch); e.optionalCode(err)
         case .history(let c, let m): e.conversation(c); e.messages(m, epoch: epoch)
         case .remoteHistory(let c, let m, let err): e.conversation(c); e.messages(m, epoch: epoch); e.optionalCode(err)
+        case .recallResult(let id, let err): e.varint(id); e.optionalCode(err)
         }
     }
 
@@ -144,6 +150,7 @@ public enum CallbackRecord: Hashable, Sendable {
         case 61:
             return .remoteHistory(conversation: try d.conversation(), messages: try d.messages(epoch: epoch),
                                   error: try d.optionalCode())
+        case 62: return .recallResult(messageId: try d.varint(), error: try d.optionalCode())
         default: return nil
         }
     }
@@ -159,6 +166,10 @@ public enum ClientNoteRecord: Hashable, Sendable {
     case reconnectScheduled(attempt: Int, delay: SimDuration)
     case requestTimedOut(messageId: UInt16, what: String)
     case chatroomState(roomId: String, joined: Bool)
+    case changed(conversation: ConversationKey?, messageIds: [Int64], what: String)
+    case storeError(operation: String, message: String)
+    case ignored(input: String, reason: String)
+    case syncState(from: String, to: String, reason: String)
 
     public var kind: UInt16 {
         switch self {
@@ -169,6 +180,10 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .reconnectScheduled: 68
         case .requestTimedOut: 69
         case .chatroomState: 70
+        case .changed: 71
+        case .storeError: 72
+        case .ignored: 73
+        case .syncState: 74
         }
     }
 
@@ -182,6 +197,10 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .reconnectScheduled(let a, let d): self = .reconnectScheduled(attempt: a, delay: d)
         case .requestTimedOut(let m, let w): self = .requestTimedOut(messageId: m, what: w)
         case .chatroomState(let r, let j): self = .chatroomState(roomId: r, joined: j)
+        case .changed(let c, let ids, let w): self = .changed(conversation: c, messageIds: ids, what: w)
+        case .storeError(let op, let m): self = .storeError(operation: op, message: m)
+        case .ignored(let i, let r): self = .ignored(input: i, reason: r)
+        case .syncState(let f, let t, let r): self = .syncState(from: f, to: t, reason: r)
         }
     }
 
@@ -196,6 +215,14 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .reconnectScheduled(let a, let d): e.varint(Int64(a)); e.duration(d)
         case .requestTimedOut(let m, let w): e.uvarint(UInt64(m)); e.string(w)
         case .chatroomState(let r, let j): e.string(r); e.bool(j)
+        case .changed(let c, let ids, let w):
+            if let c { e.conversation(c) } else { e.uvarint(UInt64(0)) }  // type 0 = no conversation
+            e.uvarint(ids.count)
+            for id in ids { e.varint(id) }
+            e.utf8(w)  // not interned: it names uids and times
+        case .storeError(let op, let m): e.string(op); e.utf8(m)
+        case .ignored(let i, let r): e.utf8(i); e.utf8(r)
+        case .syncState(let f, let t, let r): e.string(f); e.string(t); e.string(r)
         }
     }
 
@@ -217,6 +244,15 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case 68: return .reconnectScheduled(attempt: try d.int(), delay: try d.duration())
         case 69: return .requestTimedOut(messageId: try d.uint16(), what: try d.string())
         case 70: return .chatroomState(roomId: try d.string(), joined: try d.bool())
+        case 71:
+            let conv = try d.optionalConversation()
+            let n = try d.count("messageId count")
+            var ids: [Int64] = []
+            for _ in 0..<n { ids.append(try d.varint()) }
+            return .changed(conversation: conv, messageIds: ids, what: try d.utf8())
+        case 72: return .storeError(operation: try d.string(), message: try d.utf8())
+        case 73: return .ignored(input: try d.utf8(), reason: try d.utf8())
+        case 74: return .syncState(from: try d.string(), to: try d.string(), reason: try d.string())
         default: return nil
         }
     }

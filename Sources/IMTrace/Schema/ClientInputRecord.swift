@@ -10,7 +10,8 @@ public enum ClientInputRecord: Hashable, Sendable {
     case connect(token: TraceContent, timeLimitSeconds: Int32)
     case disconnect
     case logout
-    case send(conversation: ConversationKey, objectName: String, content: TraceContent, pushText: TraceContent?, mentioned: Bool)
+    /// Boxed (see `CallbackRecord.messageInserted`).
+    indirect case send(conversation: ConversationKey, objectName: String, content: TraceContent, pushText: TraceContent?, mentioned: Bool)
     case resend(messageId: Int64)
     case recall(messageId: Int64)
     case sendReadReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
@@ -18,7 +19,7 @@ public enum ClientInputRecord: Hashable, Sendable {
     case joinChatroom(roomId: String, messageCount: Int32)
     case joinExistChatroom(roomId: String, messageCount: Int32)
     case quitChatroom(roomId: String)
-    case setChatroomKV(roomId: String, key: String, value: TraceContent, autoDelete: Bool, force: Bool)
+    indirect case setChatroomKV(roomId: String, key: String, value: TraceContent, autoDelete: Bool, force: Bool)
     case removeChatroomKV(roomId: String, key: String, force: Bool)
     case getChatroomKV(roomId: String)
     case getHistory(conversation: ConversationKey, beforeMessageId: Int64, count: Int32)

@@ -171,6 +171,13 @@ extension RecordDecoder {
 
     mutating func connection() throws(RecordDecodeError) -> ConnectionID { ConnectionID(try uvarint()) }
 
+    /// A conversation, or nil written as type 0.
+    mutating func optionalConversation() throws(RecordDecodeError) -> ConversationKey? {
+        var peek = self
+        if try peek.uvarint() == 0 { self = peek; return nil }
+        return try conversation()
+    }
+
     mutating func conversation() throws(RecordDecodeError) -> ConversationKey {
         let at = offset
         let t = try uvarint()

@@ -11,7 +11,7 @@ public enum MetaRecord: Equatable, Sendable {
     /// One per device, at the start: index → ids.
     case device(index: Int, deviceId: String, userId: String, platform: Platform, userIndex: Int)
     /// An oracle verdict.
-    case violation(Violation)
+    indirect case violation(Violation)
     /// The run's ledger as compact JSON, in parts of at most `TraceRecorderOptions.ledgerPartBytes`.
     case ledger(part: Int, parts: Int, json: [UInt8])
     /// The last record: why the run stopped, kernel events dispatched, whether it ran to the

@@ -5,15 +5,16 @@ import SimKernel
 /// A fact the server core reported (`ServerEvent`). Kinds 96–113. The world's own types are
 /// kept where they round-trip exactly.
 public enum ServerEventRecord: Hashable, Sendable {
-    case sessionOpened(ConnectionID, userId: String, deviceId: String, platform: Platform, sessionId: String)
+    indirect case sessionOpened(ConnectionID, userId: String, deviceId: String, platform: Platform, sessionId: String)
     case connectRejected(ConnectionID, status: ConnackStatus)
     case sessionClosed(ConnectionID, userId: String, deviceId: String, reason: SessionCloseReason)
     case kicked(victim: ConnectionID, userId: String, victimDeviceId: String, byDeviceId: String)
-    case messageAccepted(AcceptedMessage)
+    /// Boxed (see `CallbackRecord.messageInserted`).
+    indirect case messageAccepted(AcceptedMessage)
     case messageRejected(ConnectionID, userId: String, conversation: ConversationKey, clientUniqueId: Int64, code: Int32)
     case duplicateSendAbsorbed(messageUId: String, userId: String, clientUniqueId: Int64)
     case fannedOut(messageUId: String, userId: String, deviceId: String, ConnectionID, via: DeliveryPath)
-    case pulled(ConnectionID, userId: String, deviceId: String, topic: String, messageUIds: [String], syncTime: Int64, finished: Bool)
+    indirect case pulled(ConnectionID, userId: String, deviceId: String, topic: String, messageUIds: [String], syncTime: Int64, finished: Bool)
     case offlineStored(messageUId: String, userId: String)
     case pushed(messageUId: String, userId: String)
     case dropped(messageUId: String?, conversation: ConversationKey, userId: String?, reason: DropReason)
@@ -23,6 +24,10 @@ public enum ServerEventRecord: Hashable, Sendable {
     case chatroomKVChanged(roomId: String, key: String, userId: String, deleted: Bool)
     case recalled(messageUId: String, byUserId: String)
     case restarted(keptPersistentState: Bool)
+    case protocolError(ConnectionID, description: String)
+    case reconnectRefused(ConnectionID, userId: String, deviceId: String, activeDeviceId: String)
+    case queryRejected(ConnectionID, userId: String, topic: String, targetId: String, code: Int32)
+    case chatroomCreated(roomId: String, byUserId: String?)
 
     public var kind: UInt16 {
         switch self {
@@ -44,6 +49,10 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .chatroomKVChanged: 111
         case .recalled: 112
         case .restarted: 113
+        case .protocolError: 114
+        case .reconnectRefused: 115
+        case .queryRejected: 116
+        case .chatroomCreated: 117
         }
     }
 
@@ -69,6 +78,11 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .chatroomKVChanged(let r, let k, let u, let del): self = .chatroomKVChanged(roomId: r, key: k, userId: u, deleted: del)
         case .recalled(let uid, let by): self = .recalled(messageUId: uid, byUserId: by)
         case .restarted(let kept): self = .restarted(keptPersistentState: kept)
+        case .protocolError(let c, let d): self = .protocolError(c, description: d)
+        case .reconnectRefused(let c, let u, let d, let a): self = .reconnectRefused(c, userId: u, deviceId: d, activeDeviceId: a)
+        case .queryRejected(let c, let u, let t, let target, let code):
+            self = .queryRejected(c, userId: u, topic: t, targetId: target, code: code)
+        case .chatroomCreated(let r, let by): self = .chatroomCreated(roomId: r, byUserId: by)
         }
     }
 
@@ -93,6 +107,10 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .chatroomKVChanged(let r, let k, let u, let del): e.string(r); e.string(k); e.string(u); e.bool(del)
         case .recalled(let uid, let by): e.string(uid); e.string(by)
         case .restarted(let kept): e.bool(kept)
+        case .protocolError(let c, let d): e.uvarint(c.raw); e.utf8(d)
+        case .reconnectRefused(let c, let u, let d, let a): e.uvarint(c.raw); e.string(u); e.string(d); e.string(a)
+        case .queryRejected(let c, let u, let t, let target, let code): e.uvarint(c.raw); e.string(u); e.string(t); e.string(target); e.int32(code)
+        case .chatroomCreated(let r, let by): e.string(r); e.optionalString(by)
         }
     }
 
@@ -135,6 +153,13 @@ public enum ServerEventRecord: Hashable, Sendable {
         case 111: return .chatroomKVChanged(roomId: try d.string(), key: try d.string(), userId: try d.string(), deleted: try d.bool())
         case 112: return .recalled(messageUId: try d.string(), byUserId: try d.string())
         case 113: return .restarted(keptPersistentState: try d.bool())
+        case 114: return .protocolError(try d.connection(), description: try d.utf8())
+        case 115:
+            return .reconnectRefused(try d.connection(), userId: try d.string(), deviceId: try d.string(), activeDeviceId: try d.string())
+        case 116:
+            return .queryRejected(try d.connection(), userId: try d.string(), topic: try d.string(), targetId: try d.string(),
+                                  code: try d.int32())
+        case 117: return .chatroomCreated(roomId: try d.string(), byUserId: try d.optionalString())
         default: return nil
         }
     }

@@ -42,6 +42,24 @@ public enum TraceEvent: Equatable, Sendable {
         }
     }
 
+    /// Kind and level in one switch (the recorder's hot path).
+    @inlinable var head: (kind: UInt16, level: TraceLevel) {
+        switch self {
+        case .kernel(let r): (r.kind, .events)
+        case .world(let r): (r.kind, .events)
+        case .meta(let r): (r.kind, .events)
+        case .unknown(let k, _): (k, .events)
+        case .callback(_, let r): (r.kind, .outcomes)
+        case .clientNote(_, let r): (r.kind, .outcomes)
+        case .serverEvent(let r): (r.kind, .outcomes)
+        case .clientInput(_, let r):
+            (r.kind, r.isAPICall || r.kind == 31 ? .outcomes : .full)
+        case .serverInput(let r): (r.kind, r.isAPICall ? .outcomes : .full)
+        case .clientEffect(_, let r): (r.kind, .full)
+        case .serverEffect(let r): (r.kind, .full)
+        }
+    }
+
     /// The least `--trace-level` that records this event.
     public var level: TraceLevel {
         switch self {
@@ -91,17 +109,17 @@ public enum TraceEvent: Equatable, Sendable {
         case 26...30:
             let dev = try d.uvarintInt()
             if let r = try ClientEffectRecord.decode(kind: k, &d) { return .clientEffect(device: dev, r) }
-        case 40...61:
+        case 40...62:
             let dev = try d.uvarintInt()
             if let r = try CallbackRecord.decode(kind: k, &d, epoch: epoch) { return .callback(device: dev, r) }
-        case 64...70:
+        case 64...74:
             let dev = try d.uvarintInt()
             if let r = try ClientNoteRecord.decode(kind: k, &d, epoch: epoch) { return .clientNote(device: dev, r) }
         case 80...83, 160...171:
             if let r = try ServerInputRecord.decode(kind: k, &d) { return .serverInput(r) }
         case 84...87:
             if let r = try ServerEffectRecord.decode(kind: k, &d) { return .serverEffect(r) }
-        case 96...113:
+        case 96...117:
             if let r = try ServerEventRecord.decode(kind: k, &d, epoch: epoch) { return .serverEvent(r) }
         case 176...187:
             if let r = try WorldNoteRecord.decode(kind: k, &d) { return .world(r) }

@@ -72,11 +72,11 @@ public struct TraceDiff: Sendable {
                                time: ea?.time ?? eb?.time, context: ring, a: [], b: [])
             func tail(_ first: TraceEntry?, _ r: TraceEventReader, _ mark: String) throws(TraceError) -> [String] {
                 guard var e = first else { return ["\(mark)  (end of trace)"] }
-                var lines = ["\(mark)> " + TraceShow.line(e, names: r.names, epochMs: r.epochMs)]
+                var lines = ["\(mark)>  " + TraceShow.line(e, names: r.names, epochMs: r.epochMs)]
                 while lines.count <= context {
                     guard let n = try nextEvent(r) else { lines.append("\(mark)  (end of trace)"); break }
                     e = n
-                    lines.append("\(mark)  " + TraceShow.line(e, names: r.names, epochMs: r.epochMs))
+                    lines.append("\(mark)   " + TraceShow.line(e, names: r.names, epochMs: r.epochMs))
                 }
                 return lines
             }

@@ -80,7 +80,8 @@ extension TraceEvent {
         case .serverEvent(let e):
             switch e {
             case .sessionOpened(let c, _, _, _, _), .connectRejected(let c, _), .sessionClosed(let c, _, _, _),
-                 .messageRejected(let c, _, _, _, _), .pulled(let c, _, _, _, _, _, _):
+                 .messageRejected(let c, _, _, _, _), .pulled(let c, _, _, _, _, _, _), .protocolError(let c, _),
+                 .reconnectRefused(let c, _, _, _), .queryRejected(let c, _, _, _, _):
                 return dev(c)
             case .kicked(let v, _, _, let by): return dev(v) + byId(by)
             case .fannedOut(_, _, _, let c, _): return dev(c)
@@ -119,6 +120,7 @@ extension TraceEvent {
         case .clientNote(_, let r):
             switch r {
             case .stored(_, _, let c, _, _, _), .skipped(_, let c, _): return [c]
+            case .changed(let c, _, _): return c.map { [$0] } ?? []
             case .chatroomState(let r, _): return [ConversationKey(.chatroom, r)]
             default: return []
             }
@@ -126,7 +128,8 @@ extension TraceEvent {
             switch e {
             case .messageAccepted(let m): return [m.conversation]
             case .messageRejected(_, _, let c, _, _), .dropped(_, let c, _, _): return [c]
-            case .chatroomJoined(let r, _, _), .chatroomLeft(let r, _, _), .chatroomDestroyed(let r, _), .chatroomKVChanged(let r, _, _, _):
+            case .chatroomJoined(let r, _, _), .chatroomLeft(let r, _, _), .chatroomDestroyed(let r, _), .chatroomKVChanged(let r, _, _, _),
+                 .chatroomCreated(let r, _):
                 return [ConversationKey(.chatroom, r)]
             default: return []
             }

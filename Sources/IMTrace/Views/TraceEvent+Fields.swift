@@ -95,6 +95,7 @@ extension TraceEvent {
             case .remoteHistory(let c, let l, let err):
                 return [conv(c), F("count", .int(l.count)), F("messages", .list(l.map { .object(Self.messageFields($0)) })),
                         F("error", .opt(err))]
+            case .recallResult(let id, let err): return [F("messageId", .int(id)), F("error", .opt(err))]
             }
         case .clientNote(_, let r):
             switch r {
@@ -107,6 +108,11 @@ extension TraceEvent {
             case .reconnectScheduled(let a, let d): return [F("attempt", .int(a)), F("delay", .duration(d))]
             case .requestTimedOut(let m, let w): return [F("msgId", .int(Int64(m))), F("what", .text(w))]
             case .chatroomState(let r, let j): return [F("room", .text(r)), F("joined", .bool(j))]
+            case .changed(let c, let ids, let w):
+                return [F("conversation", .opt(c?.description)), F("messageIds", .list(ids.map { .int($0) })), F("what", .text(w))]
+            case .storeError(let op, let m): return [F("operation", .text(op)), F("message", .text(m))]
+            case .ignored(let i, let r): return [F("input", .text(i)), F("reason", .text(r))]
+            case .syncState(let f, let t, let why): return [F("from", .text(f)), F("to", .text(t)), F("reason", .text(why))]
             }
         case .serverInput(let r):
             switch r {
@@ -167,6 +173,12 @@ extension TraceEvent {
                 return [F("room", .text(r)), F("key", .text(k)), F("user", .text(u)), F("deleted", .bool(del))]
             case .recalled(let uid, let by): return [F("uid", .text(uid)), F("by", .text(by))]
             case .restarted(let kept): return [F("keptPersistentState", .bool(kept))]
+            case .protocolError(let c, let d): return [conn(c), F("description", .text(d))]
+            case .reconnectRefused(let c, let u, let d, let a):
+                return [conn(c), F("user", .text(u)), F("device", .text(d)), F("active", .text(a))]
+            case .queryRejected(let c, let u, let t, let target, let code):
+                return [conn(c), F("user", .text(u)), F("topic", .text(t)), F("target", .text(target)), F("code", .int(Int64(code)))]
+            case .chatroomCreated(let r, let by): return [F("room", .text(r)), F("by", .opt(by))]
             }
         case .meta(let m):
             switch m {

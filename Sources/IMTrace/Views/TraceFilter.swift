@@ -78,10 +78,11 @@ public struct TraceFilterState {
         guard !localIds.isEmpty else { return false }
         switch e {
         case .callback(let d, .messageInserted(let m)): return localIds.contains([Int64(d), m.messageId])
-        case .callback(let d, .sendResult(let id, _, _, _)), .callback(let d, .recalled(let id, _)),
+        case .callback(let d, .sendResult(let id, _, _, _)), .callback(let d, .recalled(let id, _)), .callback(let d, .recallResult(let id, _)),
              .clientInput(let d, .resend(let id)), .clientInput(let d, .recall(let id)),
              .clientNote(let d, .stored(let id, _, _, _, _, _)):
             return localIds.contains([Int64(d), id])
+        case .clientNote(let d, .changed(_, let ids, _)): return ids.contains { localIds.contains([Int64(d), $0]) }
         default: return false
         }
     }

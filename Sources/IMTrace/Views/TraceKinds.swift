@@ -23,9 +23,10 @@ public enum TraceKinds {
         let callbacks = ["connectionStatus", "dbOpened", "connected", "connectError", "messageInserted", "sendResult", "received",
                          "recalled", "readReceipt", "syncReadStatus", "chatroomJoined", "chatroomJoinFailed", "chatroomQuit",
                          "chatroomKicked", "chatroomDestroyed", "chatroomKVSynced", "chatroomKVUpdated", "chatroomKVRemoved",
-                         "chatroomKVResult", "chatroomKV", "history", "remoteHistory"]
+                         "chatroomKVResult", "chatroomKV", "history", "remoteHistory", "recallResult"]
         for (i, n) in callbacks.enumerated() { t[UInt16(40 + i)] = "cb." + n }
-        let notes = ["state", "stored", "skipped", "cursor", "reconnectScheduled", "requestTimedOut", "chatroomState"]
+        let notes = ["state", "stored", "skipped", "cursor", "reconnectScheduled", "requestTimedOut", "chatroomState", "changed",
+                     "storeError", "ignored", "syncState"]
         for (i, n) in notes.enumerated() { t[UInt16(64 + i)] = "client." + n }
         for (k, n) in [(80, "in.accepted"), (81, "in.bytes"), (82, "in.closed"), (83, "in.timer"),
                        (84, "out.send"), (85, "out.close"), (86, "out.setTimer"), (87, "out.cancelTimer")] {
@@ -33,7 +34,8 @@ public enum TraceKinds {
         }
         let events = ["sessionOpened", "connectRejected", "sessionClosed", "kicked", "accepted", "rejected", "duplicateAbsorbed",
                       "fannedOut", "pulled", "offlineStored", "pushed", "dropped", "chatroomJoined", "chatroomLeft",
-                      "chatroomDestroyed", "kvChanged", "recalled", "restarted"]
+                      "chatroomDestroyed", "kvChanged", "recalled", "restarted", "protocolError", "reconnectRefused", "queryRejected",
+                      "chatroomCreated"]
         for (i, n) in events.enumerated() { t[UInt16(96 + i)] = "srv." + n }
         let api = ["connect", "disconnect", "logout", "send", "resend", "recall", "sendReadReceipt", "clearUnread", "joinChatroom",
                    "joinExistChatroom", "quitChatroom", "setChatroomKV", "removeChatroomKV", "getChatroomKV", "getHistory",
