@@ -99,6 +99,9 @@ public struct RecordDecodeError: Error, Hashable, Sendable, CustomStringConverti
         case outOfRange(value: UInt64, max: UInt64)
         /// `expectEnd()` found unread bytes.
         case trailingBytes(Int)
+        /// A field whose value the schema does not allow (an unknown enum value, a count larger
+        /// than the body).
+        case invalidValue(field: String, value: String)
     }
 
     /// Trace-wide index of the record.
@@ -123,6 +126,7 @@ public struct RecordDecodeError: Error, Hashable, Sendable, CustomStringConverti
         case .invalidUTF8: "string is not valid UTF-8"
         case let .outOfRange(v, max): "value \(v) out of range (max \(max))"
         case let .trailingBytes(n): "\(n) unread bytes at the end of the body"
+        case let .invalidValue(field, value): "invalid \(field) \(value)"
         }
         return "record \(record), body byte \(offset): \(what)"
     }

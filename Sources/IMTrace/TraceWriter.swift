@@ -77,6 +77,9 @@ public final class TraceWriter {
     @exclusivity(unchecked) public private(set) var recordCount: UInt64 = 0
     /// Blocks written so far.
     public var blockCount: Int { index.count }
+    /// Records appended to the block being filled (0: the next record starts a new block, unless
+    /// it overflows `maxBlockBytes` of a block that is still empty — impossible).
+    public var pendingRecordCount: Int { blockRecords }
     /// Bytes written to the file so far.
     public var bytesWritten: Int { sink.offset }
     /// Distinct interned strings so far.

@@ -11,6 +11,7 @@ struct BenchCommand: ParsableCommand {
             BenchCodec.self,
             BenchStore.self,
             BenchClient.self,
+            BenchTrace.self,
             BenchTraceContainer.self,
             BenchServer.self,
         ]

@@ -3,8 +3,8 @@ import Foundation
 import IMSim
 
 /// `imsim bench trace-container`: the trace container alone (no simulated world), on the
-/// synthetic IM-like stream. `imsim bench trace` (mixed-1k, recording overhead) comes with the
-/// world's record schema.
+/// synthetic IM-like stream. `imsim bench trace` measures the world's record schema (mixed-1k,
+/// recording overhead).
 struct BenchTraceContainer: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace-container",

@@ -9,7 +9,13 @@ struct RunCommand: ParsableCommand {
         discussion: """
             SCENARIO is a scenario file or a built-in name (\(Scenario.builtInNames().joined(separator: ", "))).
             A run is a pure function of (scenario, seed, build): the same arguments print the same digest.
-            Exit status: 0 no violation, 1 a violation, 2 a usage or scenario error.
+            --trace FILE records the run (Docs/trace-format.md; view it with `imsim trace show|export|\
+            ledger|diff`); a run killed mid-write leaves a trace readable with --salvage.
+            --check-determinism runs the same run twice, in two child processes of this binary, each \
+            writing a trace, and compares them record by record: "identical (digest …, N events)" or \
+            the first divergent record.
+            Exit status: 0 no violation (identical, with --check-determinism), 1 a violation \
+            (divergent), 2 a usage, scenario or trace error.
             """
     )
 
@@ -24,7 +30,35 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Print a readable log of everything that concerns this device (or \"server\").") var log: String?
     @Flag(help: "Swarm testing: enable a random subset of the scenario's faults (drawn from the seed).") var swarm = false
 
+    @Option(help: "Record the run into this trace file (.imtrace).") var trace: String?
+    @Flag(name: .customLong("keep-content"), help: "Store message content, KV values and wire bytes in the trace (default: length + hash).")
+    var keepContent = false
+    @Option(name: .customLong("trace-level"), help: "1 kernel events and world notes, 2 + callbacks, notes, server events, API calls, 3 + every core input and effect (default).")
+    var traceLevel = 3
+    @Option(name: .customLong("trace-zstd-level"), help: "zstd level of the trace blocks.") var traceZstdLevel: Int32 = 3
+    @Flag(name: .customLong("check-determinism"), help: "Run twice in separate processes and compare the traces.")
+    var checkDeterminism = false
+
+    func validate() throws {
+        guard TraceLevel(rawValue: traceLevel) != nil else { throw ValidationError("--trace-level must be 1, 2 or 3") }
+        guard (1...19).contains(traceZstdLevel) else { throw ValidationError("--trace-zstd-level must be 1…19") }
+        if (keepContent || traceLevel != 3) && trace == nil && !checkDeterminism {
+            throw ValidationError("--keep-content and --trace-level need --trace FILE")
+        }
+    }
+
+    /// How this run was invoked (recorded in the trace header; `trace diff` lists differences).
+    var traceHeaderOptions: [TraceOption] {
+        var o = [TraceOption("scenario", scenario)]
+        if let until { o.append(TraceOption("until", until)) }
+        if noOracles { o.append(TraceOption("oracles", "none")) } else if let oracles { o.append(TraceOption("oracles", oracles)) }
+        if continueAfterViolation { o.append(TraceOption("continue", "yes")) }
+        if swarm { o.append(TraceOption("swarm", "yes")) }
+        return o
+    }
+
     func run() throws {
+        if checkDeterminism { return try DeterminismCheck(command: self).run() }
         var sc: Scenario
         do { (sc, _) = try Scenario.load(pathOrName: scenario) } catch {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
@@ -59,12 +93,39 @@ struct RunCommand: ParsableCommand {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)
         }
+        var recorder: TraceRecorder?
+        if let trace {
+            do {
+                let options = TraceRecorderOptions(
+                    keepContent: keepContent, level: TraceLevel(rawValue: traceLevel)!,
+                    writer: TraceWriterOptions(compressionLevel: traceZstdLevel), headerOptions: traceHeaderOptions)
+                let r = try TraceRecorder(path: trace, scenario: sc, seed: runSeed, options: options)
+                r.attach(to: run)
+                recorder = r
+            } catch {
+                FileHandle.standardError.write(Data("imsim: --trace \(trace): \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
         let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
         let report = run.report(wallSeconds: wall)
+        var traceLine: String?
+        if let recorder, let trace {
+            do {
+                let s = try recorder.finish(stopReason: report.stopReason)
+                let perRecord = s.records == 0 ? 0 : Double(s.fileBytes) / Double(s.records)
+                traceLine = "  trace \(trace): \(s.records) records, \(s.blocks) blocks, \(s.fileBytes) bytes (\(String(format: "%.2f", perRecord)) bytes/record)"
+            } catch {
+                FileHandle.standardError.write(Data("imsim: --trace \(trace): \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
         if json {
             print(BenchFormat.json(report))
+            if let traceLine { FileHandle.standardError.write(Data((traceLine + "\n").utf8)) }
         } else {
             print(report.text)
+            if let traceLine { print(traceLine) }
             if coverage, let suite = run.suite {
                 print("  sometimes:")
                 for (what, n) in suite.coverage.sorted { print("    \(what): \(n)") }

@@ -1,13 +1,13 @@
 import ArgumentParser
 import IMSim
 
-/// `imsim trace …`: tools on trace files. Views (`show`, `export`, `ledger`, `diff`) are added
-/// here as subcommands once the world's record schema exists.
+/// `imsim trace …`: tools on trace files (`imsim run --trace FILE` writes them).
 struct TraceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trace",
         abstract: "Inspect IMSim trace files (.imtrace).",
-        discussion: "Format: Docs/trace-format.md.",
-        subcommands: [TraceInfoCommand.self, TraceWriteSyntheticCommand.self]
+        discussion: "Format and record schema: Docs/trace-format.md.",
+        subcommands: [TraceShowCommand.self, TraceExportCommand.self, TraceLedgerCommand.self, TraceDiffCommand.self,
+                      TraceInfoCommand.self, TraceKindsCommand.self, TraceWriteSyntheticCommand.self]
     )
 }

@@ -39,6 +39,8 @@ public final class OracleSuite: WorldObserver {
     weak var world: World?
     /// Kernel index of the event being dispatched.
     public private(set) var eventIndex: UInt64 = 0
+    /// Called with every violation as it is reported (the trace recorder writes it).
+    public var onViolation: ((Violation) -> Void)?
 
     public init(options: OracleOptions) {
         self.options = options
@@ -70,6 +72,7 @@ public final class OracleSuite: WorldObserver {
             detail: detail, path: messageUId.map { paths.describe($0, world: world, focus: device) } ?? [],
             repro: "imsim run \(options.scenarioArgument) --seed \(world.seed) --until \(untilArgument(t))")
         violations.append(v)
+        onViolation?(v)
         if options.stopAtFirstViolation { world.requestStop() }
     }
 

@@ -17,6 +17,20 @@ public struct Violation: Sendable, Codable, Equatable {
     /// One command that reproduces the run up to this point.
     public var repro: String
 
+    public init(oracle: String, eventIndex: UInt64, time: String, timeNanoseconds: Int64, device: String?,
+                conversation: String?, messageUId: String?, detail: String, path: [String], repro: String) {
+        self.oracle = oracle
+        self.eventIndex = eventIndex
+        self.time = time
+        self.timeNanoseconds = timeNanoseconds
+        self.device = device
+        self.conversation = conversation
+        self.messageUId = messageUId
+        self.detail = detail
+        self.path = path
+        self.repro = repro
+    }
+
     public var text: String {
         var s = "✘ \(oracle) at event \(eventIndex) (t=\(time))"
         if let device { s += " device \(device)" }

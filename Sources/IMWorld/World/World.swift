@@ -150,6 +150,15 @@ public final class World {
     public func clientCore(ofDevice d: Int) -> ClientCore? { devices[d].core }
     public var healTime: SimTime { healAt }
     public var deadlineTime: SimTime { deadline }
+    /// Connections created so far; the next `openConnection` gets this id.
+    public var connectionCount: Int { connections.count }
+    /// The device a connection belongs to.
+    public func device(ofConnection c: ConnectionID) -> Int? {
+        c.raw < UInt64(connections.count) ? connections[Int(c.raw)].device : nil
+    }
+    public func platform(ofDevice d: Int) -> Platform { devices[d].identity.platform }
+    /// Server epoch ms at simulated time zero.
+    public var epochMs: Int64 { server.clock.epochMs }
     /// Bytes still in flight on any live connection.
     public var bytesInFlight: Int {
         connections.reduce(0) { $0 + ($1.phase == .closed ? 0 : $1.up.bytesQueued + $1.down.bytesQueued) }

@@ -1,0 +1,277 @@
+import Foundation
+import IMClient
+import IMServer
+import IMWire
+import IMWorld
+import SimKernel
+
+/// Knobs of a `TraceRecorder`.
+public struct TraceRecorderOptions: Sendable {
+    /// Store message content, KV values, tokens and wire bytes (otherwise length + hash, or
+    /// a byte count: privacy by default).
+    public var keepContent: Bool
+    public var level: TraceLevel
+    public var writer: TraceWriterOptions
+    /// Start options recorded in the header (scenario path, arguments…). `epochMs`,
+    /// `traceLevel` and `devices` are added by the recorder.
+    public var headerOptions: [TraceOption]
+    public var build: String
+    /// Largest ledger record: a big run's ledger is split into several (the block compresses them).
+    public var ledgerPartBytes: Int
+
+    public init(keepContent: Bool = false, level: TraceLevel = .full, writer: TraceWriterOptions = .init(),
+                headerOptions: [TraceOption] = [], build: String = TraceHeader.currentBuild, ledgerPartBytes: Int = 256 << 10) {
+        self.keepContent = keepContent
+        self.level = level
+        self.writer = writer
+        self.headerOptions = headerOptions
+        self.build = build
+        self.ledgerPartBytes = max(1, ledgerPartBytes)
+    }
+}
+
+/// Records a run: a world observer that writes a trace record for every kernel event, every
+/// core input, effect, callback and note, every world note and oracle verdict, then the ledger
+/// and the final digest (Docs/trace-format.md, "Record schema").
+///
+/// Memory is bounded by the writer (one block) plus the string table, which grows with the
+/// distinct interned strings (user, device, room ids, topics, reasons, and one messageUId per
+/// message: ~60 bytes each). Observer methods cannot throw: the first write error is kept in
+/// `error`, recording stops, and `finish` rethrows it.
+public final class TraceRecorder: WorldObserver {
+    public let writer: TraceWriter
+    public let options: TraceRecorderOptions
+    public let epochMs: Int64
+    /// The first write error; nothing is recorded after it.
+    public private(set) var error: TraceError?
+    /// The ledger was written (at `worldDidFinish`, or by `finish`).
+    public private(set) var ledgerWritten = false
+
+    private weak var world: World?
+    private var ledgerSource: (() -> Ledger)?
+    private var ownStatuses: LedgerStatusRecorder?
+    private var clockOffsets: [Int64?] = []
+    private var nextEvent: UInt64 = 0
+    private var finished = false
+    private let keep: Bool
+    private let level: TraceLevel
+
+    /// Creates the trace file and writes its header.
+    public convenience init(path: String, scenario: Scenario, seed: UInt64, options: TraceRecorderOptions = .init())
+        throws(TraceError) {
+        let header = try Self.header(scenario: scenario, seed: seed, options: options)
+        try self.init(writer: try TraceWriter(path: path, header: header, options: options.writer), options: options,
+                      epochMs: scenario.epochMs ?? Scenario.defaultEpochMs)
+    }
+
+    /// Records into memory (`writer.bytes` after `finish`): tests.
+    public convenience init(inMemory scenario: Scenario, seed: UInt64, options: TraceRecorderOptions = .init())
+        throws(TraceError) {
+        let header = try Self.header(scenario: scenario, seed: seed, options: options)
+        try self.init(writer: try TraceWriter(inMemory: header, options: options.writer), options: options,
+                      epochMs: scenario.epochMs ?? Scenario.defaultEpochMs)
+    }
+
+    /// Records through `writer` (its header must carry `epochMs` if the epoch is not 0).
+    public init(writer: TraceWriter, options: TraceRecorderOptions, epochMs: Int64) throws(TraceError) {
+        self.writer = writer
+        self.options = options
+        self.epochMs = epochMs
+        keep = options.keepContent
+        level = options.level
+    }
+
+    /// The header a recorder writes for a run of `scenario` with `seed`.
+    public static func header(scenario: Scenario, seed: UInt64, options: TraceRecorderOptions) throws(TraceError) -> TraceHeader {
+        var list = options.headerOptions.filter { !["epochMs", "traceLevel"].contains($0.key) }
+        list.append(TraceOption("epochMs", "\(scenario.epochMs ?? Scenario.defaultEpochMs)"))
+        list.append(TraceOption("traceLevel", "\(options.level.rawValue)"))
+        return try TraceHeader(seed: seed, scenarioDigest: scenario.digest, scenarioName: scenario.name,
+                               build: options.build, options: list, keepContent: options.keepContent)
+    }
+
+    // MARK: - Attaching
+
+    /// Records `run`: observes its world, its oracle suite's verdicts, and writes `run.ledger()`.
+    /// Attach before running.
+    public func attach(to run: ScenarioRun) {
+        run.suite?.onViolation = { [weak self] v in self?.violation(v) }
+        ledgerSource = { [unowned run] in run.ledger() }
+        start(run.world)
+    }
+
+    /// Records a bare world (no oracles); the ledger uses the recorder's own status observer.
+    public func attach(to world: World) {
+        let statuses = LedgerStatusRecorder()
+        world.addObserver(statuses)
+        ownStatuses = statuses
+        ledgerSource = { [unowned world] in Ledger.capture(world, statuses: statuses) }
+        start(world)
+    }
+
+    private func start(_ w: World) {
+        world = w
+        w.addObserver(self)
+        nextEvent = w.sim.counters.eventsDispatched
+        clockOffsets = Array(repeating: nil, count: w.deviceCount)
+        let ids = w.userIds
+        var userIndex: [String: Int] = [:]
+        for (i, u) in ids.enumerated() { userIndex[u] = i }
+        for d in 0..<w.deviceCount {
+            let user = w.userId(ofDevice: d)
+            record(.meta(.device(index: d, deviceId: w.deviceId(d), userId: user, platform: w.platform(ofDevice: d),
+                                 userIndex: userIndex[user] ?? 0)), at: w.now)
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Appends one event at `time` (if the level records it). The observer methods use it; so
+    /// do synthetic streams.
+    public func record(_ event: TraceEvent, at time: SimTime) {
+        let head = event.head
+        guard error == nil, !finished, head.level <= level else { return }
+        do {
+            if writer.pendingRecordCount == 0 {
+                let digest = world?.sim.digest.value ?? 0
+                let cp = TraceEvent.meta(.checkpoint(nextEvent: nextEvent, digest: digest))
+                try writer.append(kind: cp.kind, time: time) { cp.encode(into: &$0, epochMs: epochMs) }
+            }
+            try writer.append(kind: head.kind, time: time) { event.encode(into: &$0, epochMs: epochMs) }
+            if head.kind <= 19 { nextEvent += 1 }  // kernel events are kinds 1–19
+        } catch {
+            self.error = error
+        }
+    }
+
+    private func violation(_ v: Violation) {
+        record(.meta(.violation(v)), at: SimTime(nanoseconds: v.timeNanoseconds))
+    }
+
+    private func writeLedger(at time: SimTime) {
+        guard !ledgerWritten, let ledgerSource else { return }
+        ledgerWritten = true
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? enc.encode(ledgerSource()) else { return }
+        let bytes = [UInt8](data)
+        let size = options.ledgerPartBytes
+        let parts = max(1, (bytes.count + size - 1) / size)
+        for p in 0..<parts {
+            let lo = p * size
+            let hi = min(bytes.count, lo + size)
+            record(.meta(.ledger(part: p, parts: parts, json: Array(bytes[lo..<hi]))), at: time)
+        }
+    }
+
+    /// Writes the ledger (if `worldDidFinish` has not), a `runEnd` record and the footer with the
+    /// world's final digest. Call once, after the run; rethrows the first write error.
+    @discardableResult
+    public func finish(stopReason: String) throws(TraceError) -> TraceWriteSummary {
+        if let error { throw error }
+        guard let world else { throw .writerClosed }
+        let complete = world.phase == .finished
+        writeLedger(at: world.now)
+        record(.meta(.runEnd(stopReason: stopReason, events: world.sim.counters.eventsDispatched, complete: complete,
+                             digest: world.sim.digest.value)), at: world.now)
+        return try close(finalDigest: world.sim.digest.value)
+    }
+
+    /// Finishes the trace file as it is (no ledger or run-end record): for recorders fed by
+    /// `record(_:at:)` without a world.
+    @discardableResult
+    public func close(finalDigest: UInt64) throws(TraceError) -> TraceWriteSummary {
+        finished = true
+        if let error { throw error }
+        return try writer.finish(finalDigest: finalDigest)
+    }
+
+    // MARK: - WorldObserver
+
+    public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
+        record(.kernel(KernelRecord(event.payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }),
+               at: event.time)
+    }
+
+    public func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
+        guard level >= .outcomes else { return }
+        let now = world.now
+        let offset = localMs &- (epochMs &+ now.milliseconds)
+        if d < clockOffsets.count, clockOffsets[d] != offset {
+            clockOffsets[d] = offset
+            record(.clientInput(device: d, .wallClock(offsetMs: offset)), at: now)
+        }
+        switch input {
+        case .api: break
+        // The world feeds a timer to its core exactly when it dispatches `ev.clientTimer`: that
+        // record is the input (kind `in.timer` is for drivers without kernel records, e.g. replay).
+        case .timerFired: return
+        default: if level < .full { return }
+        }
+        record(.clientInput(device: d, ClientInputRecord(input, keepContent: keep)), at: now)
+    }
+
+    public func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+        guard level >= .outcomes else { return }
+        let now = world.now
+        var nextConnection = UInt64(world.connectionCount)
+        for effect in effects {
+            switch effect {
+            case .openConnection:
+                record(.clientEffect(device: d, .openConnection(ConnectionID(nextConnection))), at: now)
+                nextConnection += 1
+            case .send(let bytes, let frames):
+                guard level >= .full else { continue }
+                record(.clientEffect(device: d, .send(.of(bytes, keep: keep), frames: frames)), at: now)
+            case .closeConnection:
+                record(.clientEffect(device: d, .closeConnection), at: now)
+            case .setTimer(let t, let after):
+                record(.clientEffect(device: d, .setTimer(t, after: after)), at: now)
+            case .cancelTimer(let t):
+                record(.clientEffect(device: d, .cancelTimer(t)), at: now)
+            case .callback(let cb):
+                record(.callback(device: d, CallbackRecord(cb, keepContent: keep)), at: now)
+            case .note(let n):
+                record(.clientNote(device: d, ClientNoteRecord(n)), at: now)
+            }
+        }
+    }
+
+    public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
+        guard level >= .outcomes else { return }
+        switch serverInput {
+        case .api: break
+        case .timerFired: return  // = the `ev.serverTimer` record (see client timers above)
+        default: if level < .full { return }
+        }
+        record(.serverInput(ServerInputRecord(serverInput, keepContent: keep)), at: world.now)
+    }
+
+    public func world(_ world: World, serverEffects: [ServerEffect]) {
+        guard level >= .outcomes else { return }
+        let now = world.now
+        for effect in serverEffects {
+            switch effect {
+            case .send(let c, let bytes, let frames):
+                guard level >= .full else { continue }
+                record(.serverEffect(.send(c, .of(bytes, keep: keep), frames: frames)), at: now)
+            case .close(let c):
+                record(.serverEffect(.close(c)), at: now)
+            case .setTimer(let t, let after):
+                record(.serverEffect(.setTimer(t, after: after)), at: now)
+            case .cancelTimer(let t):
+                record(.serverEffect(.cancelTimer(t)), at: now)
+            case .event(let e):
+                record(.serverEvent(ServerEventRecord(e)), at: now)
+            }
+        }
+    }
+
+    public func world(_ world: World, note: WorldNote) {
+        record(.world(WorldNoteRecord(note)), at: world.now)
+    }
+
+    public func worldDidFinish(_ world: World) {
+        writeLedger(at: world.now)
+    }
+}

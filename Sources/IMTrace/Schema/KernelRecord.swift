@@ -1,0 +1,119 @@
+import IMClient
+import IMServer
+import IMWire
+import IMWorld
+import SimKernel
+
+/// A dispatched kernel event (`WorldEvent`). Record kinds 1–19 are `WorldEvent.kind`. Link
+/// events carry the device that owns the connection so every record names its actors.
+public enum KernelRecord: Hashable, Sendable {
+    case appStart(device: Int)
+    case script(step: Int, repeatIndex: Int)
+    case deliver(ConnectionID, device: Int, toServer: Bool)
+    case connectArrive(ConnectionID, device: Int)
+    case connectComplete(ConnectionID, device: Int)
+    case closeNotice(ConnectionID, device: Int, toServer: Bool, reason: TransportCloseReason)
+    case clientTimer(device: Int, ClientTimer)
+    case serverTimer(ServerTimer)
+    case workload(user: Int, kind: WorkloadKind)
+    /// `device` is nil for world-wide faults.
+    case faultStart(FaultKind, device: Int?)
+    case faultEnd(FaultKind, device: Int?)
+    case network(device: Int, up: Bool)
+    case serverRestart
+    case heal
+    case convergenceCheck
+    case end
+
+    /// The record kind: `WorldEvent.kind`.
+    public var kind: UInt16 {
+        switch self {
+        case .appStart: 1
+        case .script: 2
+        case .deliver(_, _, let s): s ? 3 : 4
+        case .connectArrive: 5
+        case .connectComplete: 6
+        case .closeNotice(_, _, let s, _): s ? 7 : 8
+        case .clientTimer: 9
+        case .serverTimer: 10
+        case .workload: 11
+        case .faultStart: 12
+        case .faultEnd: 13
+        case .serverRestart: 14
+        case .heal: 15
+        case .convergenceCheck: 16
+        case .end: 17
+        case .network(_, let up): up ? 18 : 19
+        }
+    }
+
+    /// `device` of a world event (`-1` = world-wide in `WorldEvent`).
+    public init(_ e: WorldEvent, deviceOf: (UInt32) -> Int) {
+        switch e {
+        case .appStart(let d): self = .appStart(device: Int(d))
+        case .script(let s, let r): self = .script(step: Int(s), repeatIndex: Int(r))
+        case .deliver(let c, let s): self = .deliver(ConnectionID(UInt64(c)), device: deviceOf(c), toServer: s)
+        case .connectArrive(let c): self = .connectArrive(ConnectionID(UInt64(c)), device: deviceOf(c))
+        case .connectComplete(let c): self = .connectComplete(ConnectionID(UInt64(c)), device: deviceOf(c))
+        case .closeNotice(let c, let s, let r): self = .closeNotice(ConnectionID(UInt64(c)), device: deviceOf(c), toServer: s, reason: r)
+        case .clientTimer(let d, let t): self = .clientTimer(device: Int(d), t)
+        case .serverTimer(let t): self = .serverTimer(t)
+        case .workload(let u, let k): self = .workload(user: Int(u), kind: k)
+        case .faultStart(let k, let d): self = .faultStart(k, device: d >= 0 ? Int(d) : nil)
+        case .faultEnd(let k, let d): self = .faultEnd(k, device: d >= 0 ? Int(d) : nil)
+        case .network(let d, let up): self = .network(device: Int(d), up: up)
+        case .serverRestart: self = .serverRestart
+        case .heal: self = .heal
+        case .convergenceCheck: self = .convergenceCheck
+        case .end: self = .end
+        }
+    }
+
+    func encode(into e: inout RecordEncoder) {
+        switch self {
+        case .appStart(let d): e.uvarint(d)
+        case .script(let s, let r): e.uvarint(s); e.uvarint(r)
+        case .deliver(let c, let d, _), .connectArrive(let c, let d), .connectComplete(let c, let d):
+            e.uvarint(c.raw); e.uvarint(d)
+        case .closeNotice(let c, let d, _, let r): e.uvarint(c.raw); e.uvarint(d); e.string(r.rawValue)
+        case .clientTimer(let d, let t): e.uvarint(d); e.clientTimer(t)
+        case .serverTimer(let t): e.serverTimer(t)
+        case .workload(let u, let k): e.uvarint(u); e.uvarint(UInt64(k.rawValue))
+        case .faultStart(let k, let d), .faultEnd(let k, let d): e.string(k.rawValue); e.varint(Int64(d ?? -1))
+        case .network(let d, _): e.uvarint(d)
+        case .serverRestart, .heal, .convergenceCheck, .end: break
+        }
+    }
+
+    static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> KernelRecord? {
+        switch kind {
+        case 1: return .appStart(device: try d.uvarintInt())
+        case 2: return .script(step: try d.uvarintInt(), repeatIndex: try d.uvarintInt())
+        case 3, 4: return .deliver(try d.connection(), device: try d.uvarintInt(), toServer: kind == 3)
+        case 5: return .connectArrive(try d.connection(), device: try d.uvarintInt())
+        case 6: return .connectComplete(try d.connection(), device: try d.uvarintInt())
+        case 7, 8:
+            return .closeNotice(try d.connection(), device: try d.uvarintInt(), toServer: kind == 7,
+                                reason: try d.rawEnum(TransportCloseReason.self, "close reason"))
+        case 9: return .clientTimer(device: try d.uvarintInt(), try d.clientTimer())
+        case 10: return .serverTimer(try d.serverTimer())
+        case 11:
+            let u = try d.uvarintInt()
+            let at = d.offset
+            let k = try d.uvarint()
+            guard k <= 255, let kind = WorkloadKind(rawValue: UInt8(k)) else { throw d.invalid(at, "workload kind", "\(k)") }
+            return .workload(user: u, kind: kind)
+        case 12, 13:
+            let k = try d.rawEnum(FaultKind.self, "fault kind")
+            let dev = try d.varint()
+            let device = dev >= 0 ? Int(dev) : nil
+            return kind == 12 ? .faultStart(k, device: device) : .faultEnd(k, device: device)
+        case 14: return .serverRestart
+        case 15: return .heal
+        case 16: return .convergenceCheck
+        case 17: return .end
+        case 18, 19: return .network(device: try d.uvarintInt(), up: kind == 18)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import IMServer
+import IMWire
+import SimKernel
+
+/// An input fed to the server core (`ServerInput`). Kinds 80–83 and 160–171 (API calls).
+public enum ServerInputRecord: Hashable, Sendable {
+    case connectionAccepted(ConnectionID)
+    case bytes(ConnectionID, TraceBytes)
+    case connectionClosed(ConnectionID, TransportCloseReason)
+    case timerFired(ServerTimer)
+    // Server API calls (RongCloud REST API)
+    case createChatroom(roomId: String)
+    case destroyChatroom(roomId: String)
+    case keepAliveChatroom(roomId: String, enabled: Bool)
+    case banChatroomUser(roomId: String, userId: String, durationMs: Int64)
+    case muteChatroomUser(roomId: String, userId: String, durationMs: Int64)
+    case setChatroomUserWhitelist(roomId: String, userIds: [String])
+    case muteGroupUser(groupId: String, userId: String, muted: Bool)
+    case addGroupMembers(groupId: String, userIds: [String])
+    case removeGroupMembers(groupId: String, userIds: [String])
+    case blockUser(userId: String, blocked: Bool)
+    case sendSystemMessage(toUserId: String, objectName: String, content: TraceContent)
+    case broadcast(objectName: String, content: TraceContent)
+
+    public var kind: UInt16 {
+        switch self {
+        case .connectionAccepted: 80
+        case .bytes: 81
+        case .connectionClosed: 82
+        case .timerFired: 83
+        case .createChatroom: 160
+        case .destroyChatroom: 161
+        case .keepAliveChatroom: 162
+        case .banChatroomUser: 163
+        case .muteChatroomUser: 164
+        case .setChatroomUserWhitelist: 165
+        case .muteGroupUser: 166
+        case .addGroupMembers: 167
+        case .removeGroupMembers: 168
+        case .blockUser: 169
+        case .sendSystemMessage: 170
+        case .broadcast: 171
+        }
+    }
+
+    public var isAPICall: Bool { kind >= 160 }
+
+    public init(_ input: ServerInput, keepContent keep: Bool) {
+        switch input {
+        case .connectionAccepted(let c): self = .connectionAccepted(c)
+        case .bytes(let c, let b): self = .bytes(c, .of(b, keep: keep))
+        case .connectionClosed(let c, let r): self = .connectionClosed(c, r)
+        case .timerFired(let t): self = .timerFired(t)
+        case .api(let call):
+            func text(_ b: [UInt8]) -> TraceContent {
+                keep ? .text(String(decoding: b, as: UTF8.self)) : .digest(length: b.count, hash: TraceContent.hash32(b))
+            }
+            switch call {
+            case .createChatroom(let r): self = .createChatroom(roomId: r)
+            case .destroyChatroom(let r): self = .destroyChatroom(roomId: r)
+            case .keepAliveChatroom(let r, let e): self = .keepAliveChatroom(roomId: r, enabled: e)
+            case .banChatroomUser(let r, let u, let d): self = .banChatroomUser(roomId: r, userId: u, durationMs: d)
+            case .muteChatroomUser(let r, let u, let d): self = .muteChatroomUser(roomId: r, userId: u, durationMs: d)
+            case .setChatroomUserWhitelist(let r, let u): self = .setChatroomUserWhitelist(roomId: r, userIds: u)
+            case .muteGroupUser(let g, let u, let m): self = .muteGroupUser(groupId: g, userId: u, muted: m)
+            case .addGroupMembers(let g, let u): self = .addGroupMembers(groupId: g, userIds: u)
+            case .removeGroupMembers(let g, let u): self = .removeGroupMembers(groupId: g, userIds: u)
+            case .blockUser(let u, let b): self = .blockUser(userId: u, blocked: b)
+            case .sendSystemMessage(let u, let t, let c): self = .sendSystemMessage(toUserId: u, objectName: t, content: text(c))
+            case .broadcast(let t, let c): self = .broadcast(objectName: t, content: text(c))
+            }
+        }
+    }
+
+    func encode(into e: inout RecordEncoder) {
+        switch self {
+        case .connectionAccepted(let c): e.uvarint(c.raw)
+        case .bytes(let c, let b): e.uvarint(c.raw); e.payload(b)
+        case .connectionClosed(let c, let r): e.uvarint(c.raw); e.string(r.rawValue)
+        case .timerFired(let t): e.serverTimer(t)
+        case .createChatroom(let r), .destroyChatroom(let r): e.string(r)
+        case .keepAliveChatroom(let r, let en): e.string(r); e.bool(en)
+        case .banChatroomUser(let r, let u, let d), .muteChatroomUser(let r, let u, let d): e.string(r); e.string(u); e.varint(d)
+        case .setChatroomUserWhitelist(let r, let u): e.string(r); e.strings(u)
+        case .muteGroupUser(let g, let u, let m): e.string(g); e.string(u); e.bool(m)
+        case .addGroupMembers(let g, let u), .removeGroupMembers(let g, let u): e.string(g); e.strings(u)
+        case .blockUser(let u, let b): e.string(u); e.bool(b)
+        case .sendSystemMessage(let u, let t, let c): e.string(u); e.string(t); e.content(c)
+        case .broadcast(let t, let c): e.string(t); e.content(c)
+        }
+    }
+
+    static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ServerInputRecord? {
+        switch kind {
+        case 80: return .connectionAccepted(try d.connection())
+        case 81: return .bytes(try d.connection(), try d.payload())
+        case 82: return .connectionClosed(try d.connection(), try d.rawEnum(TransportCloseReason.self, "close reason"))
+        case 83: return .timerFired(try d.serverTimer())
+        case 160: return .createChatroom(roomId: try d.string())
+        case 161: return .destroyChatroom(roomId: try d.string())
+        case 162: return .keepAliveChatroom(roomId: try d.string(), enabled: try d.bool())
+        case 163: return .banChatroomUser(roomId: try d.string(), userId: try d.string(), durationMs: try d.varint())
+        case 164: return .muteChatroomUser(roomId: try d.string(), userId: try d.string(), durationMs: try d.varint())
+        case 165: return .setChatroomUserWhitelist(roomId: try d.string(), userIds: try d.strings())
+        case 166: return .muteGroupUser(groupId: try d.string(), userId: try d.string(), muted: try d.bool())
+        case 167: return .addGroupMembers(groupId: try d.string(), userIds: try d.strings())
+        case 168: return .removeGroupMembers(groupId: try d.string(), userIds: try d.strings())
+        case 169: return .blockUser(userId: try d.string(), blocked: try d.bool())
+        case 170: return .sendSystemMessage(toUserId: try d.string(), objectName: try d.string(), content: try d.content())
+        case 171: return .broadcast(objectName: try d.string(), content: try d.content())
+        default: return nil
+        }
+    }
+}
+
+/// An effect the server core returned, except events (`ServerEffect`). Kinds 84–87.
+public enum ServerEffectRecord: Hashable, Sendable {
+    case send(ConnectionID, TraceBytes, frames: [FrameSummary])
+    case close(ConnectionID)
+    case setTimer(ServerTimer, after: SimDuration)
+    case cancelTimer(ServerTimer)
+
+    public var kind: UInt16 {
+        switch self {
+        case .send: 84
+        case .close: 85
+        case .setTimer: 86
+        case .cancelTimer: 87
+        }
+    }
+
+    func encode(into e: inout RecordEncoder) {
+        switch self {
+        case .send(let c, let b, let f): e.uvarint(c.raw); e.payload(b); e.serverFrames(f)
+        case .close(let c): e.uvarint(c.raw)
+        case .setTimer(let t, let after): e.serverTimer(t); e.duration(after)
+        case .cancelTimer(let t): e.serverTimer(t)
+        }
+    }
+
+    static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ServerEffectRecord? {
+        switch kind {
+        case 84: return .send(try d.connection(), try d.payload(), frames: try d.serverFrames())
+        case 85: return .close(try d.connection())
+        case 86: return .setTimer(try d.serverTimer(), after: try d.duration())
+        case 87: return .cancelTimer(try d.serverTimer())
+        default: return nil
+        }
+    }
+}

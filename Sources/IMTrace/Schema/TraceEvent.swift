@@ -1,0 +1,156 @@
+import IMClient
+import IMServer
+import IMWire
+import IMWorld
+import SimKernel
+
+/// One decoded trace record: what the recorder writes and the views read. Every case maps to one
+/// record kind (`kind`); Docs/trace-format.md ("Record schema") lists the kinds and their bodies.
+public enum TraceEvent: Equatable, Sendable {
+    /// A dispatched kernel event.
+    case kernel(KernelRecord)
+    /// A world-level fact.
+    case world(WorldNoteRecord)
+    /// An input to device `device`'s client core.
+    case clientInput(device: Int, ClientInputRecord)
+    /// An effect of device `device`'s client core (connection, bytes, timers).
+    case clientEffect(device: Int, ClientEffectRecord)
+    /// A callback to device `device`'s app.
+    case callback(device: Int, CallbackRecord)
+    /// A fact device `device`'s client core reported.
+    case clientNote(device: Int, ClientNoteRecord)
+    case serverInput(ServerInputRecord)
+    case serverEffect(ServerEffectRecord)
+    case serverEvent(ServerEventRecord)
+    case meta(MetaRecord)
+    /// A record of a kind this build does not know (a newer writer): skipped by its length.
+    case unknown(kind: UInt16, body: [UInt8])
+
+    public var kind: UInt16 {
+        switch self {
+        case .kernel(let r): r.kind
+        case .world(let r): r.kind
+        case .clientInput(_, let r): r.kind
+        case .clientEffect(_, let r): r.kind
+        case .callback(_, let r): r.kind
+        case .clientNote(_, let r): r.kind
+        case .serverInput(let r): r.kind
+        case .serverEffect(let r): r.kind
+        case .serverEvent(let r): r.kind
+        case .meta(let r): r.kind
+        case .unknown(let k, _): k
+        }
+    }
+
+    /// Kind and level in one switch (the recorder's hot path).
+    @inlinable var head: (kind: UInt16, level: TraceLevel) {
+        switch self {
+        case .kernel(let r): (r.kind, .events)
+        case .world(let r): (r.kind, .events)
+        case .meta(let r): (r.kind, .events)
+        case .unknown(let k, _): (k, .events)
+        case .callback(_, let r): (r.kind, .outcomes)
+        case .clientNote(_, let r): (r.kind, .outcomes)
+        case .serverEvent(let r): (r.kind, .outcomes)
+        case .clientInput(_, let r):
+            (r.kind, r.isAPICall || r.kind == 31 ? .outcomes : .full)
+        case .serverInput(let r): (r.kind, r.isAPICall ? .outcomes : .full)
+        case .clientEffect(_, let r): (r.kind, .full)
+        case .serverEffect(let r): (r.kind, .full)
+        }
+    }
+
+    /// The least `--trace-level` that records this event.
+    public var level: TraceLevel {
+        switch self {
+        case .kernel, .world, .meta, .unknown: .events
+        case .callback, .clientNote, .serverEvent: .outcomes
+        case .clientInput(_, let r): r.isAPICall || r.kind == 31 ? .outcomes : .full
+        case .serverInput(let r): r.isAPICall ? .outcomes : .full
+        case .clientEffect, .serverEffect: .full
+        }
+    }
+
+    /// Writes the body (the kind and time go in the record head).
+    public func encode(into e: inout RecordEncoder, epochMs epoch: Int64) {
+        switch self {
+        case .kernel(let r): r.encode(into: &e)
+        case .world(let r): r.encode(into: &e)
+        case .clientInput(let d, let r): e.uvarint(d); r.encode(into: &e, epoch: epoch)
+        case .clientEffect(let d, let r): e.uvarint(d); r.encode(into: &e)
+        case .callback(let d, let r): e.uvarint(d); r.encode(into: &e, epoch: epoch)
+        case .clientNote(let d, let r): e.uvarint(d); r.encode(into: &e, epoch: epoch)
+        case .serverInput(let r): r.encode(into: &e)
+        case .serverEffect(let r): r.encode(into: &e)
+        case .serverEvent(let r): r.encode(into: &e, epoch: epoch)
+        case .meta(let r): r.encode(into: &e)
+        case .unknown(_, let body): e.raw(body)
+        }
+    }
+
+    /// Decodes a record's body, checking that it holds exactly the kind's fields. Unknown kinds
+    /// decode to `.unknown` (the versioning policy: old readers skip new kinds).
+    public static func decode(_ r: TraceRecord, epochMs epoch: Int64) throws(TraceError) -> TraceEvent {
+        try r.decode { (d) throws(RecordDecodeError) -> TraceEvent in
+            let e = try decodeBody(kind: r.kind, &d, epoch: epoch)
+            try d.expectEnd()
+            return e
+        }
+    }
+
+    static func decodeBody(kind k: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> TraceEvent {
+        let start = d
+        switch k {
+        case 1...19:
+            if let r = try KernelRecord.decode(kind: k, &d) { return .kernel(r) }
+        case 20...25, 31, 128...143:
+            let dev = try d.uvarintInt()
+            if let r = try ClientInputRecord.decode(kind: k, &d, epoch: epoch) { return .clientInput(device: dev, r) }
+        case 26...30:
+            let dev = try d.uvarintInt()
+            if let r = try ClientEffectRecord.decode(kind: k, &d) { return .clientEffect(device: dev, r) }
+        case 40...62:
+            let dev = try d.uvarintInt()
+            if let r = try CallbackRecord.decode(kind: k, &d, epoch: epoch) { return .callback(device: dev, r) }
+        case 64...74:
+            let dev = try d.uvarintInt()
+            if let r = try ClientNoteRecord.decode(kind: k, &d, epoch: epoch) { return .clientNote(device: dev, r) }
+        case 80...83, 160...171:
+            if let r = try ServerInputRecord.decode(kind: k, &d) { return .serverInput(r) }
+        case 84...87:
+            if let r = try ServerEffectRecord.decode(kind: k, &d) { return .serverEffect(r) }
+        case 96...117:
+            if let r = try ServerEventRecord.decode(kind: k, &d, epoch: epoch) { return .serverEvent(r) }
+        case 176...187:
+            if let r = try WorldNoteRecord.decode(kind: k, &d) { return .world(r) }
+        case 192...196:
+            if let r = try MetaRecord.decode(kind: k, &d) { return .meta(r) }
+        default:
+            break
+        }
+        d = start
+        return .unknown(kind: k, body: Array(d.rest()))
+    }
+}
+
+/// How much a recorder writes (`imsim run --trace-level N`). Each level includes the ones below.
+public enum TraceLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+    /// Kernel events, world notes, oracle verdicts, the ledger: enough to find the first
+    /// divergence of two runs and to see faults.
+    case events = 1
+    /// + app callbacks, client notes, server events, API calls (user actions), device clocks:
+    /// what users saw and why; message flows.
+    case outcomes = 2
+    /// + every core input and effect: bytes in and out with their frames, timers set, cancelled
+    /// and fired, connections opened and closed. The default.
+    case full = 3
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    public var description: String {
+        switch self {
+        case .events: "1 (events)"
+        case .outcomes: "2 (outcomes)"
+        case .full: "3 (full)"
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import ArgumentParser
+import Foundation
+import IMSim
+
+/// `imsim bench trace`: trace size and recording cost on a real run (default mixed-1k).
+struct BenchTrace: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace",
+        abstract: "Trace bytes/event, recording overhead, write and read throughput (default scenario mixed-1k).",
+        discussion: """
+            Runs SCENARIO (no oracles) with and without a TraceRecorder in this process, interleaved, \
+            best of --repetitions each: overhead = recorded / bare − 1, from thread CPU time (wall \
+            time is printed too; on a shared machine it mostly measures the neighbours). Size: trace file bytes per \
+            record and per kernel event. Write: the recorded events are decoded and recorded again \
+            into a new trace file (encode + CRC-32C + zstd + write), timed alone. Read: every record \
+            decoded into a TraceEvent. MB/s count uncompressed payload bytes. Goals (issue 9): \
+            ≤ 6 bytes/event, overhead ≤ 15%.
+            --synthetic N measures the schema on N records of SyntheticWorldStream instead of a run \
+            (no overhead figure).
+            """
+    )
+
+    @Argument(help: "Scenario file or built-in name.") var scenario = "mixed-1k"
+    @Flag(help: "Short run (first 5 simulated minutes, 1 repetition).") var quick = false
+    @Option(help: "Simulated time to run (default: the whole scenario, 5m with --quick).") var until: String?
+    @Option(help: "Run seed (default: the scenario's, else 1).") var seed: UInt64?
+    @Option(help: "Timed repetitions; the best is reported.") var repetitions = 3
+    @Option(help: "zstd level.") var level: Int32 = 3
+    @Option(help: "Trace level 1–3.") var traceLevel = 3
+    @Option(help: "Use N records of the synthetic world stream instead of a run.") var synthetic: Int?
+    @Flag(help: "Print JSON instead of text.") var json = false
+    @Flag(help: "Also print records and uncompressed bytes per kind, and what leaving each kind out saves compressed.")
+    var breakdown = false
+
+    struct Report: Codable {
+        var benchmark = "trace"
+        var build: String
+        var source: String
+        var simulated: String?
+        var kernelEvents: UInt64
+        var records: UInt64
+        var blocks: Int
+        var fileBytes: Int
+        var uncompressedBytes: Int
+        var bytesPerRecord: Double
+        var bytesPerKernelEvent: Double
+        var uncompressedBytesPerRecord: Double
+        var compressionRatio: Double
+        var bareSeconds: Double?
+        var recordedSeconds: Double?
+        /// Thread CPU time (less disturbed by other processes on the 2 cores than wall time).
+        var bareCPUSeconds: Double?
+        var recordedCPUSeconds: Double?
+        /// From CPU time; `overheadWallPercent` from wall time.
+        var overheadPercent: Double?
+        var overheadWallPercent: Double?
+        var writeSeconds: Double
+        var writeMBPerSecond: Double
+        var writeNsPerRecord: Double
+        var readSeconds: Double
+        var readMBPerSecond: Double
+        var readNsPerRecord: Double
+        var goalBytesPerEvent: Bool
+        var goalOverhead: Bool?
+    }
+
+    func validate() throws {
+        guard repetitions >= 1 else { throw ValidationError("--repetitions must be at least 1") }
+        guard TraceLevel(rawValue: traceLevel) != nil else { throw ValidationError("--trace-level must be 1, 2 or 3") }
+        if let s = synthetic, s < 1 { throw ValidationError("--synthetic must be positive") }
+    }
+
+    func run() throws {
+        BenchFormat.warnIfDebug()
+        let dir = FileManager.default.temporaryDirectory.path
+        let pid = ProcessInfo.processInfo.processIdentifier
+        let path = "\(dir)/imsim-bench-trace-\(pid).imtrace", copy = "\(dir)/imsim-bench-trace-\(pid)-rewrite.imtrace"
+        defer { for p in [path, copy] { try? FileManager.default.removeItem(atPath: p) } }
+        let reps = quick ? 1 : repetitions
+        let options = TraceRecorderOptions(level: TraceLevel(rawValue: traceLevel)!, writer: TraceWriterOptions(compressionLevel: level))
+
+        var source = "", simulated: String?
+        var events: UInt64 = 0
+        var bare: Double?, recorded: Double?, bareCPU: Double?, recordedCPU: Double?
+        var summary: TraceWriteSummary
+        if let n = synthetic {
+            source = "synthetic world stream, \(n) records (SyntheticWorldStream, 1000 devices)"
+            let (s, k) = try writeSynthetic(n, options: options, to: path)
+            summary = s
+            events = k
+        } else {
+            let (sc, _) = try Scenario.load(pathOrName: scenario)
+            let runSeed = seed ?? sc.seed ?? 1
+            let limit = try (until ?? (quick ? "5m" : nil)).map { SimTime.zero + (try SimDuration(parsing: $0)) }
+            source = "imsim run \(scenario) --seed \(runSeed) --no-oracles" + (limit.map { " --until \($0)" } ?? "")
+            if !json { print("imsim bench trace — \(source), zstd \(level), level \(traceLevel) (\(IMSimVersion.buildConfiguration) build)") }
+            var bestBare = Double.infinity, bestRecorded = Double.infinity, bestBareCPU = Double.infinity, bestRecordedCPU = Double.infinity
+            var last: TraceWriteSummary?
+            for _ in 0..<reps {
+                // Interleaved, so drift in machine load hits both alike.
+                let c0 = CPUClock.threadSeconds()
+                let (w0, t0) = try Stopwatch.time { () throws -> World in
+                    let run = try ScenarioRun(scenario: sc, seed: runSeed)
+                    run.run(until: limit)
+                    return run.world
+                }
+                bestBare = min(bestBare, t0)
+                bestBareCPU = min(bestBareCPU, CPUClock.threadSeconds() - c0)
+                let c1 = CPUClock.threadSeconds()
+                let ((w1, s), t1) = try Stopwatch.time { () throws -> (World, TraceWriteSummary) in
+                    let run = try ScenarioRun(scenario: sc, seed: runSeed)
+                    let r = try TraceRecorder(path: path, scenario: sc, seed: runSeed, options: options)
+                    r.attach(to: run)
+                    let reason = run.run(until: limit)
+                    return (run.world, try r.finish(stopReason: reason.description))
+                }
+                bestRecorded = min(bestRecorded, t1)
+                bestRecordedCPU = min(bestRecordedCPU, CPUClock.threadSeconds() - c1)
+                guard w0.sim.digest == w1.sim.digest else { throw ValidationError("recording changed the run (digest differs)") }
+                events = w1.sim.counters.eventsDispatched
+                simulated = w1.now.description
+                last = s
+            }
+            summary = last!
+            bare = bestBare
+            recorded = bestRecorded
+            bareCPU = bestBareCPU
+            recordedCPU = bestRecordedCPU
+        }
+
+        // Write: replay the decoded events into a new trace, timing only the recording.
+        var bestWrite = Double.infinity
+        for _ in 0..<reps { bestWrite = min(bestWrite, try rewrite(path, to: copy, options: options)) }
+        // Read: decode every record.
+        var bestRead = Double.infinity
+        for _ in 0..<reps {
+            let (n, t) = try Stopwatch.time { () throws -> UInt64 in
+                let r = try TraceEventReader(path: path)
+                var n: UInt64 = 0
+                while let e = try r.next() { n &+= e.index & 1 }
+                return n
+            }
+            if n == UInt64.max { print("") }
+            bestRead = min(bestRead, t)
+        }
+
+        let records = Double(summary.records)
+        let mb = Double(summary.uncompressedBytes) / 1e6
+        let overhead = bareCPU.flatMap { b in recordedCPU.map { ($0 / b - 1) * 100 } }
+        let overheadWall = bare.flatMap { b in recorded.map { ($0 / b - 1) * 100 } }
+        let perEvent = events == 0 ? 0 : Double(summary.fileBytes) / Double(events)
+        let report = Report(
+            build: IMSimVersion.buildConfiguration, source: source, simulated: simulated, kernelEvents: events,
+            records: summary.records, blocks: summary.blocks, fileBytes: summary.fileBytes, uncompressedBytes: summary.uncompressedBytes,
+            bytesPerRecord: Double(summary.fileBytes) / records, bytesPerKernelEvent: perEvent,
+            uncompressedBytesPerRecord: Double(summary.uncompressedBytes) / records,
+            compressionRatio: Double(summary.uncompressedBytes) / Double(summary.fileBytes),
+            bareSeconds: bare, recordedSeconds: recorded, bareCPUSeconds: bareCPU, recordedCPUSeconds: recordedCPU,
+            overheadPercent: overhead, overheadWallPercent: overheadWall,
+            writeSeconds: bestWrite, writeMBPerSecond: mb / bestWrite, writeNsPerRecord: bestWrite * 1e9 / records,
+            readSeconds: bestRead, readMBPerSecond: mb / bestRead, readNsPerRecord: bestRead * 1e9 / records,
+            goalBytesPerEvent: Double(summary.fileBytes) / records <= 6, goalOverhead: overhead.map { $0 <= 15 })
+        if json { print(BenchFormat.json(report)); return }
+        if synthetic != nil { print("imsim bench trace — \(source), zstd \(level) (\(IMSimVersion.buildConfiguration) build)") }
+        let f2 = { (x: Double) in String(format: "%.2f", x) }
+        if let simulated { print("  run: \(events) kernel events, \(simulated) simulated") }
+        print("  size: \(summary.records) records in \(summary.blocks) blocks, \(summary.fileBytes) bytes: \(f2(report.bytesPerRecord)) bytes/record"
+              + (events > 0 ? ", \(f2(perEvent)) bytes/kernel event" : "")
+              + " (\(f2(report.uncompressedBytesPerRecord)) uncompressed, ratio \(f2(report.compressionRatio))×)")
+        if let bare, let recorded, let bareCPU, let recordedCPU, let overhead, let overheadWall {
+            print("  overhead: CPU bare \(f2(bareCPU)) s, recorded \(f2(recordedCPU)) s → \(String(format: "%+.1f", overhead))%"
+                  + "  (wall \(f2(bare)) s → \(f2(recorded)) s, \(String(format: "%+.1f", overheadWall))%)")
+        }
+        print("  write: \(f2(report.writeMBPerSecond)) MB/s, \(String(format: "%.0f", report.writeNsPerRecord)) ns/record (record + encode + zstd + write)")
+        print("  read:  \(f2(report.readMBPerSecond)) MB/s, \(String(format: "%.0f", report.readNsPerRecord)) ns/record (read + zstd + CRC + decode to TraceEvent)")
+        if breakdown { try printBreakdown(path, options: options) }
+        print("  goals: ≤ 6 bytes/record \(report.goalBytesPerEvent ? "met" : "NOT met")"
+              + (report.goalOverhead.map { ", overhead ≤ 15% \($0 ? "met" : "NOT met")" } ?? ""))
+    }
+
+    /// Per kind: records, uncompressed bytes (head + body), and the compressed bytes saved by
+    /// writing the trace without that kind (an ablation: what the kind really costs after zstd).
+    private func printBreakdown(_ path: String, options: TraceRecorderOptions) throws {
+        var count: [UInt16: Int] = [:], bytes: [UInt16: Int] = [:]
+        let raw = try TraceReader(path: path)
+        while let r = try raw.next() {
+            count[r.kind, default: 0] += 1
+            bytes[r.kind, default: 0] += r.bodyRange.count + 3
+        }
+        let copy = path + ".ablation"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        func size(without kind: UInt16?) throws -> Int {
+            let reader = try TraceEventReader(path: path)
+            let w = try TraceWriter(path: copy, header: reader.header, options: options.writer)
+            while let e = try reader.next() {
+                if e.event.kind == kind { continue }
+                try w.append(kind: e.event.kind, time: e.time) { e.event.encode(into: &$0, epochMs: reader.epochMs) }
+            }
+            return try w.finish(finalDigest: 0).fileBytes
+        }
+        let all = try size(without: nil)
+        print("  by kind (records, uncompressed bytes/record, compressed bytes saved without it per record):")
+        for k in count.keys.sorted(by: { bytes[$0]! > bytes[$1]! }).prefix(24) {
+            let saved = all - (try size(without: k))
+            print("    " + TraceText.pad(TraceKinds.name(k), 24) + TraceText.padLeft(String(count[k]!), 9) + "  "
+                  + TraceText.padLeft(String(format: "%.1f", Double(bytes[k]!) / Double(count[k]!)), 6) + "  "
+                  + TraceText.padLeft(String(format: "%.2f", Double(saved) / Double(count[k]!)), 6))
+        }
+    }
+
+    private func writeSynthetic(_ n: Int, options: TraceRecorderOptions, to path: String) throws -> (TraceWriteSummary, UInt64) {
+        var stream = SyntheticWorldStream(seed: seed ?? 1)
+        let header = try TraceHeader(seed: seed ?? 1, scenarioDigest: 0, scenarioName: "synthetic-world",
+                                     options: [TraceOption("epochMs", "\(stream.epochMs)")])
+        let r = try TraceRecorder(writer: try TraceWriter(path: path, header: header, options: options.writer), options: options,
+                                  epochMs: stream.epochMs)
+        for d in stream.deviceRecords() { r.record(d, at: .zero) }
+        for _ in 0..<n {
+            let (e, t) = stream.next()
+            r.record(e, at: t)
+        }
+        return (try r.close(finalDigest: 0), stream.kernelEvents)
+    }
+
+    /// Records the events of `path` again into `copy`, in chunks decoded up front; returns the
+    /// seconds spent recording.
+    private func rewrite(_ path: String, to copy: String, options: TraceRecorderOptions) throws -> Double {
+        let reader = try TraceEventReader(path: path)
+        let r = try TraceRecorder(writer: try TraceWriter(path: copy, header: reader.header, options: options.writer),
+                                  options: options, epochMs: reader.epochMs)
+        var total = 0.0
+        var chunk: [(TraceEvent, SimTime)] = []
+        chunk.reserveCapacity(100_000)
+        var done = false
+        while !done {
+            chunk.removeAll(keepingCapacity: true)
+            while chunk.count < 100_000 {
+                guard let e = try reader.next() else { done = true; break }
+                if case .meta(.checkpoint) = e.event { continue }
+                chunk.append((e.event, e.time))
+            }
+            let (_, t) = Stopwatch.time { for (e, time) in chunk { r.record(e, at: time) } }
+            total += t
+        }
+        let (_, t) = try Stopwatch.time { try r.close(finalDigest: 0) }
+        return total + t
+    }
+}
