@@ -17,6 +17,7 @@ struct IMSimCommand: ParsableCommand {
             DecodeCommand.self,
             EncodeCommand.self,
             FuzzCommand.self,
+            ReplayCommand.self,
             RunCommand.self,
             SweepCommand.self,
             SweepWorkerCommand.self,
