@@ -54,7 +54,9 @@ final class ChatroomOracle: Oracle {
                     // Only a first join pulls the newest `count`; a rejoin pulls from the room cursor.
                     if f.topic == Topic.joinChrm.rawValue { awaitingJoinPull.insert(world.deviceId(d)) }
                 }
-            case .callback(.connected):
+            case .callback(.connectionStatus(.connected)):
+                // Every session start (the `connected` callback comes once per connect call,
+                // not on automatic reconnects, which are what needs the rejoin).
                 if connectedOnce.contains(d) {
                     sessionStart[d] = world.now
                     rejoinedThisSession.remove(d)
@@ -72,6 +74,15 @@ final class ChatroomOracle: Oracle {
             default:
                 break
             }
+        }
+    }
+
+    func world(_ world: World, note: WorldNote) {
+        // A killed app is in no room and its next connection is a fresh start, not a reconnect.
+        if case .lifecycle(let d, .killed) = note {
+            inRoom[d] = nil
+            connectedOnce.remove(d)
+            sessionStart[d] = nil
         }
     }
 
