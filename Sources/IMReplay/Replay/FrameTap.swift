@@ -74,6 +74,15 @@ struct FrameTap {
     private(set) var connacks: [(t: Int64, serverMs: Int64)] = []
     /// messageUId → server time, from deliveries and PUBACKs.
     private(set) var serverTimes: [String: Int64] = [:]
+    /// Request → reply round trips seen (ms): QUERY/QUERYACK, PUBLISH/PUBACK, PINGREQ/PINGRESP.
+    private(set) var roundTrips: [Int64] = []
+    /// The server announced inbox messages with `s_ntf` (notify delivery) / sent `s_msg` (direct).
+    private(set) var sawInboxNotify = false
+    private(set) var sawDirect = false
+    /// (device t of the server's DISCONNECT, its status).
+    private(set) var disconnects: [(t: Int64, status: UInt8)] = []
+    private var requestT: [UInt32: Int64] = [:]
+    private var pingT: Int64?
 
     init(userId: String, maxFrameSize: Int, obfuscated: Bool) {
         self.userId = userId
@@ -88,6 +97,8 @@ struct FrameTap {
         queryTopics = [:]
         pendingSends = [:]
         pendingEchoes = [:]
+        requestT = [:]
+        pingT = nil
     }
 
     mutating func close() {
@@ -101,13 +112,17 @@ struct FrameTap {
         guard outDecoder != nil, let frames = try? outDecoder!.feed(bytes) else { return [] }
         for f in frames {
             switch f {
+            case .pingReq:
+                pingT = t
             case .query(let q):
                 queryTopics[q.messageId] = q.topic
+                requestT[UInt32(q.messageId) | 0x10000] = t
             case .publish(let p) where p.flags.qos != .atMostOnce:
                 if let up = try? p.decodeBody(RMTPUpStreamMessage.self) {
                     sends.append(WireSend(topic: p.topic, targetId: p.targetId, objectName: up.classname, content: up.contentBytes,
                                           clientUniqueId: up.hasClientUniqueID ? up.clientUniqueID : nil, t: t, line: line))
                     pendingSends[p.messageId] = sends.count - 1
+                    requestT[UInt32(p.messageId)] = t
                 }
             case .publish(let p):
                 // qos 0 (status messages): no PUBACK will come.
@@ -130,9 +145,17 @@ struct FrameTap {
             switch f {
             case .connack(let c):
                 if c.statusCode == 0, let s = c.session { connacks.append((t, s.timestamp)) }
+            case .pingResp:
+                if let p = pingT { roundTrips.append(t - p) }
+                pingT = nil
+            case .disconnect(let d):
+                disconnects.append((t, d.statusCode))
+            case .publish(let p) where p.topic == Topic.s_ntf.rawValue:
+                if let n = try? p.decodeBody(RMTPNotifyMsg.self), n.type != 2 { sawInboxNotify = true }
             case .publish(let p) where p.isSyncEcho:
                 if let up = try? p.decodeBody(RMTPUpStreamMessage.self) { pendingEchoes[p.messageId] = (p, up, t, line) }
             case .publish(let p) where p.topic == Topic.s_msg.rawValue:
+                sawDirect = true
                 if let d = try? p.decodeBody(RMTPDownStreamMessage.self) { add(d, .direct, t, line) }
             case .puback(let a):
                 if let (p, up, _, _) = pendingEchoes.removeValue(forKey: a.messageId) {
@@ -146,6 +169,7 @@ struct FrameTap {
                     messages.append(m)
                     serverTimes[a.messageUId] = a.sentTime
                 } else if let i = pendingSends.removeValue(forKey: a.messageId) {
+                    if let s = requestT.removeValue(forKey: UInt32(a.messageId)) { roundTrips.append(t - s) }
                     sends[i].status = a.status
                     sends[i].ackT = t
                     if a.status == 0, !a.messageUId.isEmpty {
@@ -155,6 +179,7 @@ struct FrameTap {
                     }
                 }
             case .queryAck(let q):
+                if let s = requestT.removeValue(forKey: UInt32(q.messageId) | 0x10000) { roundTrips.append(t - s) }
                 guard q.status == 0, let topic = queryTopics[q.messageId] else { continue }
                 switch Topic(rawValue: topic) {
                 case .pullMsg?:
