@@ -19,6 +19,7 @@ struct IMSimCommand: ParsableCommand {
             FuzzCommand.self,
             ReplayCommand.self,
             RunCommand.self,
+            ShrinkCommand.self,
             SweepCommand.self,
             SweepWorkerCommand.self,
             StoreCommand.self,
