@@ -125,8 +125,13 @@ private struct Builder {
         // 2. Latency and clock offset.
         let rtts = tap.roundTrips.filter { $0 >= 0 }.sorted()
         let oneWay = min(500, max(2, (rtts.first ?? 80) / 2))
-        var offsetSamples: [Int64] = tap.connacks.map { $0.t - $0.serverMs }
-        for m in tap.messages where m.via == .direct { offsetSamples.append(m.t - m.dataTime) }
+        // Wall-clock steps recorded before a line shift its device times: undo them.
+        var clockSteps: [(line: Int, total: Int64)] = []
+        var total: Int64 = 0
+        for r in records { if case .clock(let s) = r.event { total += s; clockSteps.append((r.line, total)) } }
+        func stepped(_ line: Int) -> Int64 { clockSteps.last { $0.line <= line }?.total ?? 0 }
+        var offsetSamples: [Int64] = tap.connacks.map { $0.t - $0.serverMs - stepped($0.line) }
+        for m in tap.messages where m.via == .direct { offsetSamples.append(m.t - m.dataTime - stepped(m.line)) }
         let offset = (offsetSamples.min() ?? oneWay) - oneWay
         if offsetSamples.isEmpty { note("no CONNACK or direct delivery to estimate the device clock: offset assumed 0") }
         let setupSamples = openAt.keys.sorted().compactMap { c -> Int64? in
@@ -141,8 +146,12 @@ private struct Builder {
         var peerMessages: [WireMessage] = []
         for m in tap.messages where m.via != .history {
             if let uid = m.messageUId, !seen.insert(uid).inserted { continue }
-            if m.direction == .send, let c = m.clientUniqueId, c > 0, c >> 31 == ownTag { continue }  // own copy
-            if m.direction == .send && m.senderUserId != user { continue }
+            // Own copies (this device's clientUniqueId tag) and the user's own commands without a
+            // clientUniqueId (read receipts, read sync the server derives from this device's calls)
+            // come from the device's own API calls, lifted below.
+            if m.senderUserId == user || m.direction == .send {
+                guard let c = m.clientUniqueId, c > 0, c >> 31 != ownTag, m.senderUserId == user else { continue }
+            }
             peerMessages.append(m)
         }
 
@@ -259,8 +268,36 @@ private struct Builder {
         var faultSteps = 0
         var autoStartConsumed = false
         var currentConn: Int?
+        // App reactions: API calls made in a callback of the input just before (same t). A join
+        // made when `connected` is reported is the app's "join my room on connect" — lifted as
+        // room membership, which the world's app joins at the same moment; other reactions go
+        // 1 ms after the input that caused them (a script step at the same ms would run first).
+        var lastInput: (t: Int64, isAPI: Bool)?
+        var connectedReported = false
+        var autoJoin: (room: String, count: Int32)?
+        var lastRead: (Int64, ConversationKey)?
         for r in records {
             let sim = r.t - stepOffset - epoch
+            if r.event.isOutput {
+                switch r.event {
+                case .callback(.connectionStatus(.connected)): connectedReported = true
+                case .open(let c): currentConn = c
+                case .close: currentConn = nil
+                default: break
+                }
+                continue
+            }
+            let reaction: Bool
+            if case .api = r.event, let l = lastInput, !l.isAPI, l.t == r.t { reaction = true } else { reaction = false }
+            let wasConnected = connectedReported
+            if case .api = r.event {} else {
+                lastInput = (r.t, false)
+                connectedReported = false
+            }
+            if reaction, wasConnected, case .api(.joinChatroom(let room, let n)) = r.event, autoJoin == nil || autoJoin?.room == room {
+                autoJoin = (room, n)
+                continue
+            }
             switch r.event {
             case .app(.start):
                 if !started {
@@ -285,18 +322,20 @@ private struct Builder {
             case .network(let available):
                 add(sim, ["device": .string(device), "action": .string("network"), "state": .string(available ? "wifi" : "none")])
                 ownSteps += 1
+            case .api(.clearUnread(let conv, _)) where lastRead?.0 == r.t && lastRead?.1 == conv:
+                // The world's `read` step already clears unread.
+                continue
             case .api(let call):
+                if case .sendReadReceipt(let conv, _) = call { lastRead = (r.t, conv) }
                 if !started {
                     started = true
                     startAtMs = max(0, sim)
                     autoStartConsumed = true
                 }
                 if let s = apiStep(call) {
-                    add(sim, s)
+                    add(reaction ? sim + 1 : sim, s)
                     ownSteps += 1
                 }
-            case .open(let c):
-                currentConn = c
             case .closed(let c, let reason):
                 switch reason {
                 case .reset, .closedByPeer:
@@ -388,10 +427,16 @@ private struct Builder {
                 var o = ObjectBuilder(); o.add("id", g); o.add("members", .array(groups[g]!.map { .string($0) })); return o.value
             }))
         }
+        if let a = autoJoin {
+            rooms[a.room] = [user] + (rooms[a.room] ?? [])
+            note("the app joined \(a.room) when connected: lifted as membership (the world's app joins its room on connect)")
+        }
         if !rooms.isEmpty {
-            s.add("chatrooms", .array(rooms.keys.sorted().map { r in
+            // The auto-joined room first: the world's app joins the first room its user is in.
+            let order = rooms.keys.sorted { ($0 == autoJoin?.room ? 0 : 1, $0) < ($1 == autoJoin?.room ? 0 : 1, $1) }
+            s.add("chatrooms", .array(order.map { r in
                 var o = ObjectBuilder(); o.add("id", r); o.add("members", .array(rooms[r]!.map { .string($0) }))
-                o.add("joinCount", 10); o.add("keepAlive", true); return o.value
+                o.add("joinCount", r == autoJoin?.room ? autoJoin!.count : 10); o.add("keepAlive", true); return o.value
             }))
         }
         var net = ObjectBuilder()

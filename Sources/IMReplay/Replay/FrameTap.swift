@@ -71,7 +71,7 @@ struct FrameTap {
     private(set) var messages: [WireMessage] = []
     private(set) var sends: [WireSend] = []
     /// (device t, server timestamp) of every accepted CONNACK.
-    private(set) var connacks: [(t: Int64, serverMs: Int64)] = []
+    private(set) var connacks: [(t: Int64, serverMs: Int64, line: Int)] = []
     /// messageUId → server time, from deliveries and PUBACKs.
     private(set) var serverTimes: [String: Int64] = [:]
     /// Request → reply round trips seen (ms): QUERY/QUERYACK, PUBLISH/PUBACK, PINGREQ/PINGRESP.
@@ -144,7 +144,7 @@ struct FrameTap {
         for f in frames {
             switch f {
             case .connack(let c):
-                if c.statusCode == 0, let s = c.session { connacks.append((t, s.timestamp)) }
+                if c.statusCode == 0, let s = c.session { connacks.append((t, s.timestamp, line)) }
             case .pingResp:
                 if let p = pingT { roundTrips.append(t - p) }
                 pingT = nil

@@ -161,6 +161,8 @@ final class ReplayChecks {
             case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)):
                 forget(room: room)
                 if inRoom == room { inRoom = nil }
+            case .callback(.chatroomJoinFailed(let room, _)):
+                if inRoom == room { inRoom = nil }
             case .callback(.history(let conv, let msgs)):
                 guard let i = pendingHistory.firstIndex(where: { $0.0 == conv }) else { continue }
                 let (_, before, count) = pendingHistory.remove(at: i)

@@ -69,7 +69,9 @@ final class ChatroomOracle: Oracle {
                                  "quit chatroom \(room) but \(count) of its messages are still in the store")
                 }
                 if inRoom[d] == room { inRoom[d] = nil }
-            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)):
+            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)),
+                 .callback(.chatroomJoinFailed(let room, _)):
+                // A refused join (e.g. while not connected) leaves the app in no room.
                 if inRoom[d] == room { inRoom[d] = nil }
             default:
                 break
