@@ -15,12 +15,16 @@ public struct ReplayViolation: Sendable, Codable, Equatable {
     public var conversation: String?
     public var messageUId: String?
     public var detail: String
+    /// The message's path through the capture and the replayed core (capture lines).
+    public var path: [String]
 
     public var text: String {
         var s = "✘ \(oracle) at line \(line) (t=\(time))"
         if let conversation { s += " conversation \(conversation)" }
         if let messageUId { s += " message \(messageUId)" }
-        return s + "\n  \(detail)"
+        s += "\n  \(detail)"
+        if !path.isEmpty { s += "\n  path:\n" + path.map { "    " + $0 }.joined(separator: "\n") }
+        return s
     }
 }
 
@@ -72,7 +76,30 @@ final class ReplayChecks {
     func report(_ oracle: String, line: Int, t: Int64, conversation: ConversationKey? = nil, uid: String? = nil, _ detail: String) {
         guard violations.count < maxViolations else { return }
         violations.append(ReplayViolation(oracle: oracle, line: line, t: t, time: relativeTime(t, startMs),
-                                          conversation: conversation?.description, messageUId: uid, detail: detail))
+                                          conversation: conversation?.description, messageUId: uid, detail: detail,
+                                          path: uid.map { paths[$0] ?? [] } ?? []))
+    }
+
+    // MARK: - Message paths
+
+    private var paths: [String: [String]] = [:]
+
+    func step(_ uid: String, line: Int, t: Int64, _ what: String) {
+        guard paths[uid, default: []].count < 64 else { return }
+        paths[uid, default: []].append("line \(line) t=\(relativeTime(t, startMs))  \(what)")
+    }
+
+    /// A message the server sent (from the captured frames).
+    func delivered(_ m: WireMessage) {
+        guard let uid = m.messageUId else { return }
+        let via = switch m.via {
+        case .direct: "s_msg (direct delivery)"
+        case .pull: "pullMsg page"
+        case .chatroomPull: "chrmPull page"
+        case .syncEcho: "sync echo + PUBACK"
+        case .history: "cloud history answer"
+        }
+        step(uid, line: m.line, t: m.t, "server sent it in \(via): \(m.conversation) \(m.objectName) from \(m.senderUserId), dataTime \(m.dataTime)")
     }
 
     // MARK: - Process
@@ -125,14 +152,16 @@ final class ReplayChecks {
         for e in effects {
             switch e {
             // no-duplicate + order
-            case .note(.stored(let id, let uid?, let conv, let sentTime, _, let isNew)):
+            case .note(.stored(let id, let uid?, let conv, let sentTime, let dir, let isNew)):
+                step(uid, line: line, t: t, "replayed core stored it as messageId \(id) \(dir == .send ? "SEND" : "RECEIVE")\(isNew ? "" : " (update)")")
                 if isNew, let first = rows[uid], ((try? store.countRows(withUId: uid)) ?? 2) > 1 {
                     report("no-duplicate", line: line, t: t, conversation: conv, uid: uid,
                            "duplicate: messageUId \(uid) stored twice (messageId \(first.1) and \(id))")
                 }
                 if isNew { rows[uid] = (conv, id) }
                 checkTime(uid, sentTime, conv, "stored", serverTimes, t, line)
-            case .callback(.sendResult(let id, let uid?, _, nil)):
+            case .callback(.sendResult(let id, let uid?, let sentTime, nil)):
+                step(uid, line: line, t: t, "sendResult ok for messageId \(id), sentTime \(sentTime)")
                 if let first = rows[uid], first.1 != id {
                     report("no-duplicate", line: line, t: t, conversation: first.0, uid: uid,
                            "duplicate: own message \(uid) completed on messageId \(id) but already stored as messageId \(first.1)")
@@ -141,9 +170,12 @@ final class ReplayChecks {
                     rows[uid] = (row.conversation, id)
                     checkTime(uid, row.sentTime, row.conversation, "own sent message", serverTimes, t, line)
                 }
-            case .callback(.received(let m, _, _, _)):
+            case .note(.skipped(let uid?, _, let reason)):
+                step(uid, line: line, t: t, "replayed core skipped it: \(reason)")
+            case .callback(.received(let m, let left, let offline, let hasPackage)):
                 if m.conversation.type != .chatroom { touch(m.conversation) }
                 guard let uid = m.messageUId else { continue }
+                step(uid, line: line, t: t, "onReceived (messageId \(m.messageId), left=\(left) offline=\(offline) hasPackage=\(hasPackage))")
                 if !notified.insert(uid).inserted {
                     report("no-duplicate", line: line, t: t, conversation: m.conversation, uid: uid,
                            "duplicate: messageUId \(uid) notified to the app twice")

@@ -107,7 +107,10 @@ public final class Replayer {
         var frames: [Frame]?
         switch r.event {
         case .open: tap.open()
-        case .bytesIn(_, let b): frames = tap.inbound(b, t: r.t, line: r.line)
+        case .bytesIn(_, let b):
+            let before = tap.messages.count
+            frames = tap.inbound(b, t: r.t, line: r.line)
+            for m in tap.messages[before...] { checks.delivered(m) }
         case .bytesOut(_, let b): frames = tap.outbound(b, t: r.t, line: r.line)
         case .closed, .close: tap.close()
         default: break
