@@ -123,6 +123,10 @@ public final class Shrinker {
             changed = pass("step repeats", repeatEdits) || changed
             changed = pass("duration", durationEdits) || changed
         }
+        // Say what the file is.
+        let note = "Shrunk by imsim shrink (seed \(seed), oracle \(oracle)): \(before.scriptSteps) → \(ScenarioEdits.size(current).steps) script steps."
+        let described = (current["description"]?.stringValue).map { $0 + " " + note } ?? note
+        current = current.setting("description", .string(described))
         return ShrinkResult(oracle: oracle, seed: seed, before: before, after: size(current, currentResult), json: current,
                             violation: currentResult.violation, runs: runs, budgetExhausted: runs >= maxRuns)
     }
