@@ -54,7 +54,9 @@ final class ChatroomOracle: Oracle {
                     // Only a first join pulls the newest `count`; a rejoin pulls from the room cursor.
                     if f.topic == Topic.joinChrm.rawValue { awaitingJoinPull.insert(world.deviceId(d)) }
                 }
-            case .callback(.connected):
+            case .callback(.connectionStatus(.connected)):
+                // Every session start (the `connected` callback comes once per connect call,
+                // not on automatic reconnects, which are what needs the rejoin).
                 if connectedOnce.contains(d) {
                     sessionStart[d] = world.now
                     rejoinedThisSession.remove(d)
@@ -67,11 +69,22 @@ final class ChatroomOracle: Oracle {
                                  "quit chatroom \(room) but \(count) of its messages are still in the store")
                 }
                 if inRoom[d] == room { inRoom[d] = nil }
-            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)):
+            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)),
+                 .callback(.chatroomJoinFailed(let room, _)):
+                // A refused join (e.g. while not connected) leaves the app in no room.
                 if inRoom[d] == room { inRoom[d] = nil }
             default:
                 break
             }
+        }
+    }
+
+    func world(_ world: World, note: WorldNote) {
+        // A killed app is in no room and its next connection is a fresh start, not a reconnect.
+        if case .lifecycle(let d, .killed) = note {
+            inRoom[d] = nil
+            connectedOnce.remove(d)
+            sessionStart[d] = nil
         }
     }
 

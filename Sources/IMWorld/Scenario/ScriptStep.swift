@@ -91,7 +91,13 @@ public struct ScriptStep: Codable, Sendable, Equatable {
                 throw DecodingError.dataCorruptedError(forKey: .state, in: c, debugDescription: "network state must be wifi, cellular or none")
             }
             action = .network(state)
-        case .clockStep: action = .clockStep(try duration(.by))
+        case .clockStep:
+            // A wall-clock step may go back ("-3s"): parsed without DurationValue's sign check.
+            let text = try c.decode(String.self, forKey: .by)
+            guard let by = try? SimDuration(parsing: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .by, in: c, debugDescription: "invalid duration \"\(text)\" (e.g. \"-3s\", \"500ms\")")
+            }
+            action = .clockStep(by)
         case .partition:
             let target = try c.decodeIfPresent(String.self, forKey: .target) ?? device ?? "server"
             action = .partition(target: target, for: try duration(.for))
