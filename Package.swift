@@ -44,7 +44,7 @@ let package = Package(
 
         .executableTarget(
             name: "IMSimCLI",
-            dependencies: ["IMSim", argumentParser],
+            dependencies: ["IMSim", argumentParser, nioCore, nioPosix],
             path: "Tools/imsim"
         ),
 

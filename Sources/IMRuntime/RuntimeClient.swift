@@ -134,6 +134,8 @@ final class ClientHost {
     let capture: (any ClientCaptureSink)?
     var summary = RuntimeClientSummary()
     var observers: [@Sendable (AppCallback, Int64) -> Void] = []
+    /// A loop-confined observer (the load generator's).
+    var appObserver: ((AppCallback, Int64) -> Void)?
 
     /// The current connection attempt; a channel or result of an older attempt is ignored.
     var attempt: UInt64 = 0
@@ -238,6 +240,7 @@ final class ClientHost {
             log("\(now) \(cb)")
         }
         for o in observers { o(cb, now) }
+        appObserver?(cb, now)
     }
 
     // MARK: Transport

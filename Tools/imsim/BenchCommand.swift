@@ -13,6 +13,7 @@ struct BenchCommand: ParsableCommand {
             BenchClient.self,
             BenchTraceContainer.self,
             BenchServer.self,
+            BenchRuntime.self,
         ]
     )
 }
