@@ -81,6 +81,8 @@ final class LoadRun {
     var sending = false
     var seq: [Int] = []
     var startNs: Int64 = 0
+    /// Tags this run's messages (a fresh store pulls older runs' messages of the same users).
+    let runTag = String(WallClock.monotonicNs(), radix: 36)
     var endNs: Int64 = 0
     let done: EventLoopPromise<LoadReport>
 
@@ -164,14 +166,14 @@ final class LoadRun {
         inFlight[key] = WallClock.monotonicNs()
         sent += 1
         let to = ConversationKey(.privateChat, clients[peer].options.identity.userId)
-        clients[i].feed(.api(.send(conversation: to, objectName: "RC:TxtMsg", content: "{\"content\":\"lg \(key)\"}",
+        clients[i].feed(.api(.send(conversation: to, objectName: "RC:TxtMsg", content: "{\"content\":\"lg \(runTag) \(key)\"}",
                                    pushText: nil, mentioned: false)))
     }
 
     func callback(_ cb: AppCallback, client i: Int) {
         switch cb {
         case .received(let m, _, _, _):
-            guard let r = m.content.range(of: "lg ") else { return }
+            guard let r = m.content.range(of: "lg \(runTag) ") else { return }
             let key = String(m.content[r.upperBound...].prefix { $0 != "\"" })
             if !seen.insert(key).inserted { duplicates += 1; return }
             if let t = inFlight.removeValue(forKey: key) { latencies.append(WallClock.monotonicNs() - t) }

@@ -46,7 +46,8 @@ struct BenchRuntime: ParsableCommand {
             try? serverGroup.syncShutdownGracefully()
         }
         var so = RuntimeServerOptions()
-        so.users = (1...n).map { LoadOptions.userId($0) }
+        // Each run has its own users: a fresh client store would otherwise pull the other run's messages.
+        so.users = (1...n).map { LoadOptions.userId($0, prefix: "t") } + (1...n).map { LoadOptions.userId($0, prefix: "l") }
         so.config.rateLimitPerSecond = 0
         let server = try RuntimeServer.start(so, group: serverGroup).wait()
         if !json { print("imsim bench runtime — \(n) clients, \(length) per run (\(IMSimVersion.buildConfiguration) build)") }
@@ -56,6 +57,7 @@ struct BenchRuntime: ParsableCommand {
             o.clients = n
             o.duration = length
             o.workload = workload
+            o.userPrefix = name == "throughput" ? "t" : "l"
             let r = try LoadGenerator.run(o, group: clientGroup).wait()
             figures.append(Figure(run: name, report: r))
             if !json {
