@@ -23,6 +23,7 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Print the 'sometimes' coverage counters.") var coverage = false
     @Option(help: "Print a readable log of everything that concerns this device (or \"server\").") var log: String?
     @Flag(help: "Swarm testing: enable a random subset of the scenario's faults (drawn from the seed).") var swarm = false
+    @Option(name: .customLong("capture"), help: "Record DEVICE's SDK capture into FILE (DEVICE=FILE, repeatable; FILE.zst compresses).") var captures: [String] = []
 
     func run() throws {
         var sc: Scenario
@@ -59,8 +60,10 @@ struct RunCommand: ParsableCommand {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)
         }
+        let captureSet = try RunCaptures.attach(captures, to: run, source: "imsim run \(scenario) --seed \(runSeed)" + (until.map { " --until \($0)" } ?? ""))
         let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
         let report = run.report(wallSeconds: wall)
+        try captureSet.finish(quiet: json)
         if json {
             print(BenchFormat.json(report))
         } else {

@@ -1,1 +1,0 @@
-// IMReplay: see Docs/architecture.md. Filled in by its issue.
