@@ -5,6 +5,14 @@ import NIOCore
 import NIOPosix
 import SimKernel
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What `RuntimeClient` hosts and where it connects.
 public struct RuntimeClientOptions: Sendable {
     public var server: SocketAddress
@@ -157,8 +165,14 @@ final class ClientHost {
         self.options = options
         self.loop = loop
         clock = WallClock(offsetMs: options.clockOffsetMs)
+        var fresh = true
         do {
-            store = try options.storePath.map { try IMStore.file($0) } ?? IMStore.inMemory()
+            if let path = options.storePath {
+                fresh = access(path, F_OK) != 0
+                store = try IMStore.file(path)
+            } else {
+                store = try IMStore.inMemory()
+            }
         } catch {
             throw RuntimeError.store(path: options.storePath ?? ":memory:", message: "\(error)")
         }
@@ -166,11 +180,14 @@ final class ClientHost {
         timers = TimerTable(loop: loop)
         let startMs = clock.nowMs()
         do {
-            capture = try options.capture?(options.identity, options.config, startMs)
+            // After the core: it writes its dedup switch into the store's options.
+            capture = try options.capture?(ClientCaptureContext(identity: options.identity, config: options.config,
+                                                                storeOptions: store.options, startMs: startMs, freshStore: fresh))
         } catch {
             store.close()
             throw error
         }
+        capture?.appStarted(localMs: startMs)
     }
 
     func log(_ line: @autoclosure () -> String) { options.log?(line()) }
@@ -347,7 +364,7 @@ final class ClientHost {
         for c in abandoned { c.close(promise: nil) }
         abandoned = []
         defer { store.close() }
-        try capture?.finish()
+        try capture?.finish(store: store, localMs: clock.nowMs())
         return summary
     }
 }

@@ -1,8 +1,8 @@
 import IMSim
 
-/// Wires the replay module's capture recorder into the runtime client.
+/// The runtime client's capture: IMReplay's recorder writing a file.
 enum RuntimeCapture {
     static func factory(path: String, source: String) -> ClientCaptureFactory {
-        { _, _, _ in throw RuntimeError.io(path: path, message: "capture recording is not wired yet") }
+        RecorderCaptureSink.file(path, source: source)
     }
 }
