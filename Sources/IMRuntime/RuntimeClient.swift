@@ -41,6 +41,8 @@ public struct RuntimeClientOptions: Sendable {
 public struct RuntimeClientSummary: Sendable, Hashable {
     /// messageUIds of `received` callbacks, in order (a duplicate shows twice).
     public var received: [String] = []
+    /// messageUIds of successful `sendResult` callbacks, in order.
+    public var sent: [String] = []
     public var sendOk = 0
     public var sendFailed = 0
     public var connectionsOpened = 0
@@ -247,12 +249,20 @@ final class ClientHost {
             if let uid = m.messageUId { summary.received.append(uid) }
             log("\(now) received \(m.messageUId ?? "-") \(m.conversation) from \(m.senderUserId) sentTime \(m.sentTime): \(m.content)")
         case .sendResult(let id, let uid, _, let error):
-            if error == nil { summary.sendOk += 1; if uid != nil { lastSentOk = id } } else { summary.sendFailed += 1; lastFailedMessageId = id }
+            if error == nil {
+                summary.sendOk += 1
+                if let uid { lastSentOk = id; summary.sent.append(uid) }
+            } else {
+                summary.sendFailed += 1
+                lastFailedMessageId = id
+            }
             log("\(now) sendResult #\(id) \(uid ?? "-") \(error.map { "error \($0)" } ?? "ok")")
         case .connectionStatus(let s):
             summary.statuses.append(s)
             if s == .connected { summary.connectedCount += 1 }
             log("\(now) status \(s)")
+        case .messageInserted(let m):
+            log("\(now) messageInserted #\(m.messageId) \(m.conversation) \(m.content)")
         default:
             log("\(now) \(cb)")
         }
