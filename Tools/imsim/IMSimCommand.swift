@@ -20,6 +20,7 @@ struct IMSimCommand: ParsableCommand {
             FuzzCommand.self,
             LoadgenCommand.self,
             ProxyCommand.self,
+            ReplayCommand.self,
             RunCommand.self,
             ServeCommand.self,
             SweepCommand.self,

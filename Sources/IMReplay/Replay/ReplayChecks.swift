@@ -1,0 +1,286 @@
+import IMClient
+import IMStore
+import IMWire
+import SimKernel
+
+/// One broken property found while replaying a capture.
+public struct ReplayViolation: Sendable, Codable, Equatable {
+    /// The world oracle it corresponds to: `no-duplicate`, `order`, `unread`, `reconnect`, `chatroom`.
+    public var oracle: String
+    /// Capture line of the input whose handling broke it (0 = at the end of the capture).
+    public var line: Int
+    /// Device-local ms, and the offset from the capture start (`+41.250s`).
+    public var t: Int64
+    public var time: String
+    public var conversation: String?
+    public var messageUId: String?
+    public var detail: String
+
+    public var text: String {
+        var s = "✘ \(oracle) at line \(line) (t=\(time))"
+        if let conversation { s += " conversation \(conversation)" }
+        if let messageUId { s += " message \(messageUId)" }
+        return s + "\n  \(detail)"
+    }
+}
+
+/// The per-device IM properties a replay can judge without a world, mirroring the oracles of
+/// `Sources/IMWorld/Oracles` (same names, same rules) but fed from the replayed core's effects
+/// and store, with the server's times taken from the captured inbound frames (`FrameTap`):
+///
+/// - `no-duplicate`: no messageUId in two rows of the store, none notified twice per app run;
+/// - `order`: stored and own sent messages carry the server's time; history pages in server
+///   order; a local history page returns what the store's messageId pager returns (B5 gap);
+/// - `unread`: each touched conversation's unread count equals its unread counted rows;
+/// - `reconnect`: the schedule (0, 0.25 … 64 s), restarted after foreground / network change;
+///   no connection opened after disconnect/logout/fatal error;
+/// - `chatroom`: after a reconnect while in a room, a `joinChrmR` within 10 s; quit leaves no
+///   messages.
+///
+/// What needs the rest of the world (loss, liveness, cross-device rules) is judged after
+/// `imsim replay --lift`, by the world's oracles.
+final class ReplayChecks {
+    private let config: ClientConfig
+    private let startMs: Int64
+    private(set) var violations: [ReplayViolation] = []
+    let maxViolations = 50
+
+    // no-duplicate
+    private var rows: [String: (ConversationKey, Int64)] = [:]
+    private var notified: Set<String> = []
+    // unread
+    private var unreadReported = false
+    // reconnect
+    private var expectReset = false
+    private var stoppedBy: String?
+    // chatroom
+    private var inRoom: String?
+    private var connectedOnce = false
+    private var wasConnected = false
+    private var sessionStart: Int64?
+    private var sessionLine = 0
+    private var rejoined = false
+    private let rejoinGraceMs: Int64 = 10_000
+    // order (history paging)
+    private var pendingHistory: [(ConversationKey, Int64, Int32)] = []
+
+    init(config: ClientConfig, startMs: Int64) {
+        self.config = config
+        self.startMs = startMs
+    }
+
+    func report(_ oracle: String, line: Int, t: Int64, conversation: ConversationKey? = nil, uid: String? = nil, _ detail: String) {
+        guard violations.count < maxViolations else { return }
+        violations.append(ReplayViolation(oracle: oracle, line: line, t: t, time: relativeTime(t, startMs),
+                                          conversation: conversation?.description, messageUId: uid, detail: detail))
+    }
+
+    // MARK: - Process
+
+    func appStarted() {
+        notified = []       // a restarted app shows its messages afresh
+        inRoom = nil        // a new process is in no room
+        sessionStart = nil
+        connectedOnce = false
+        wasConnected = false
+    }
+
+    func appKilled(t: Int64, line: Int) {
+        checkRejoin(t: t, line: line)
+        sessionStart = nil
+        wasConnected = false
+    }
+
+    // MARK: - Inputs
+
+    func input(_ input: ClientInput, t: Int64, line: Int) {
+        switch input {
+        case .lifecycle(.foreground), .networkChanged(available: true):
+            expectReset = true
+        case .api(.connect):
+            stoppedBy = nil
+        case .api(.disconnect):
+            stoppedBy = "disconnect()"
+        case .api(.logout):
+            stoppedBy = "logout()"
+        case .api(.joinChatroom(let r, _)), .api(.joinExistChatroom(let r, _)):
+            inRoom = r
+        case .api(.quitChatroom(let r)):
+            if inRoom == r { inRoom = nil }
+        case .api(.getHistory(let conv, let before, let count)):
+            pendingHistory.append((conv, before, count))
+        case .transport(.closed):
+            checkRejoin(t: t, line: line)
+            sessionStart = nil
+        default:
+            break
+        }
+    }
+
+    // MARK: - Effects
+
+    func effects(_ effects: [ClientEffect], store: IMStore, serverTimes: [String: Int64], t: Int64, line: Int) {
+        var touched: [ConversationKey] = []
+        func touch(_ c: ConversationKey) { if !touched.contains(c) { touched.append(c) } }
+        for e in effects {
+            switch e {
+            // no-duplicate + order
+            case .note(.stored(let id, let uid?, let conv, let sentTime, _, let isNew)):
+                if isNew, let first = rows[uid], ((try? store.countRows(withUId: uid)) ?? 2) > 1 {
+                    report("no-duplicate", line: line, t: t, conversation: conv, uid: uid,
+                           "duplicate: messageUId \(uid) stored twice (messageId \(first.1) and \(id))")
+                }
+                if isNew { rows[uid] = (conv, id) }
+                checkTime(uid, sentTime, conv, "stored", serverTimes, t, line)
+            case .callback(.sendResult(let id, let uid?, _, nil)):
+                if let first = rows[uid], first.1 != id {
+                    report("no-duplicate", line: line, t: t, conversation: first.0, uid: uid,
+                           "duplicate: own message \(uid) completed on messageId \(id) but already stored as messageId \(first.1)")
+                }
+                if let row = (try? store.message(id: id)) ?? nil {
+                    rows[uid] = (row.conversation, id)
+                    checkTime(uid, row.sentTime, row.conversation, "own sent message", serverTimes, t, line)
+                }
+            case .callback(.received(let m, _, _, _)):
+                if m.conversation.type != .chatroom { touch(m.conversation) }
+                guard let uid = m.messageUId else { continue }
+                if !notified.insert(uid).inserted {
+                    report("no-duplicate", line: line, t: t, conversation: m.conversation, uid: uid,
+                           "duplicate: messageUId \(uid) notified to the app twice")
+                }
+            case .callback(.recalled(_, let conv)), .callback(.syncReadStatus(let conv, _)):
+                touch(conv)
+            case .callback(.chatroomQuit(let room)):
+                forget(room: room)
+                let count = (try? store.messageCount(in: ConversationKey(.chatroom, room))) ?? 0
+                if count > 0 {
+                    report("chatroom", line: line, t: t, conversation: ConversationKey(.chatroom, room),
+                           "quit chatroom \(room) but \(count) of its messages are still in the store")
+                }
+                if inRoom == room { inRoom = nil }
+            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)):
+                forget(room: room)
+                if inRoom == room { inRoom = nil }
+            case .callback(.history(let conv, let msgs)):
+                guard let i = pendingHistory.firstIndex(where: { $0.0 == conv }) else { continue }
+                let (_, before, count) = pendingHistory.remove(at: i)
+                let expected = (try? store.history(in: conv, before: before, count: Int(max(0, min(count, Int32(IMStore.historyPageLimit)))))) ?? []
+                if expected.map(\.messageId) != msgs.map(\.messageId) {
+                    let missing = expected.filter { e in !msgs.contains { $0.messageId == e.messageId } }
+                    report("order", line: line, t: t, conversation: conv, uid: missing.first?.messageUId,
+                           "history gap: the page before messageId \(before) returned \(msgs.count) message(s) " +
+                           "but the store holds \(expected.count) there" +
+                           (missing.isEmpty ? " (in another order)" : "; never returned: " + missing.prefix(3).map { $0.messageUId ?? "#\($0.messageId)" }.joined(separator: ", ")))
+                }
+            // reconnect
+            case .note(.reconnectScheduled(let attempt, let delay)):
+                let schedule = config.reconnectSchedule
+                if expectReset && attempt != 0 {
+                    report("reconnect", line: line, t: t,
+                           "reconnect attempt \(attempt) (delay \(delay)) after a foreground/network change: the schedule should have restarted from 0")
+                } else {
+                    let want = schedule.isEmpty ? .zero : schedule[min(attempt, schedule.count - 1)]
+                    if delay != want {
+                        report("reconnect", line: line, t: t, "reconnect attempt \(attempt) scheduled after \(delay), the schedule says \(want)")
+                    }
+                }
+                expectReset = false
+            case .openConnection:
+                if let why = stoppedBy {
+                    report("reconnect", line: line, t: t, "opened a connection by itself after \(why)")
+                    stoppedBy = nil
+                }
+            case .callback(.connectError(let code)):
+                stoppedBy = "connect error \(code)"
+            case .callback(.connectionStatus(let s)):
+                if s == .kickedOfflineByOtherClient { stoppedBy = "being kicked by another device" }
+                if s == .connected {
+                    expectReset = false
+                    if connectedOnce && !wasConnected {
+                        sessionStart = t
+                        sessionLine = line
+                        rejoined = false
+                    }
+                    connectedOnce = true
+                }
+                wasConnected = s == .connected
+            // chatroom rejoin
+            case .send(_, let frames):
+                if frames.contains(where: { $0.topic == Topic.joinChrmR.rawValue || $0.topic == Topic.joinChrm.rawValue }) {
+                    rejoined = true
+                }
+            default:
+                break
+            }
+        }
+        for conv in touched { checkUnread(store, conv, t, line) }
+    }
+
+    private func checkTime(_ uid: String, _ sentTime: Int64, _ conv: ConversationKey, _ what: String,
+                           _ serverTimes: [String: Int64], _ t: Int64, _ line: Int) {
+        guard let server = serverTimes[uid], server != sentTime else { return }
+        report("order", line: line, t: t, conversation: conv, uid: uid,
+               "\(what) has sentTime \(sentTime) but the server's time is \(server) (\(sentTime - server) ms off)")
+    }
+
+    private func checkUnread(_ store: IMStore, _ conv: ConversationKey, _ t: Int64, _ line: Int) {
+        guard !unreadReported, let stored = (try? store.conversation(conv)) ?? nil,
+              let expected = try? store.countUnreadCandidates(in: conv), stored.unreadCount != expected else { return }
+        unreadReported = true
+        report("unread", line: line, t: t, conversation: conv,
+               "unread count is \(stored.unreadCount) but \(expected) received counted messages are unread and not recalled")
+    }
+
+    private func checkRejoin(t: Int64, line: Int) {
+        guard let start = sessionStart, let room = inRoom, !rejoined, t - start >= rejoinGraceMs else { return }
+        report("chatroom", line: sessionLine, t: start, conversation: ConversationKey(.chatroom, room),
+               "reconnected at \(relativeTime(start, startMs)) but never rejoined chatroom \(room) (no joinChrmR in \(SimDuration.milliseconds(t - start)))")
+        sessionStart = nil
+    }
+
+    private func forget(room: String) {
+        let key = ConversationKey(.chatroom, room)
+        for uid in rows.keys.sorted() where rows[uid]!.0 == key {
+            rows[uid] = nil
+            notified.remove(uid)
+        }
+    }
+
+    /// End of the capture: rejoin deadline, the store's own duplicates, history order.
+    func finish(store: IMStore, serverTimes: [String: Int64], t: Int64, line: Int) {
+        checkRejoin(t: t, line: line)
+        if let dups = try? store.duplicateMessageUIds(), let first = dups.first,
+           !violations.contains(where: { $0.oracle == "no-duplicate" }) {
+            report("no-duplicate", line: 0, t: t, uid: first.messageUId,
+                   "duplicate: the store holds \(dups.count) messageUId(s) in several rows, e.g. \(first.messageUId)")
+        }
+        for conv in (try? store.conversationList(types: ConversationType.allCases)) ?? [] {
+            var seen: [StoredMessage] = []
+            var before: Int64 = -1
+            while true {
+                let page = (try? store.history(in: conv.key, before: before, count: 20)) ?? []
+                seen += page
+                guard page.count == 20, let last = page.last, seen.count < 100_000 else { break }
+                before = last.messageId
+            }
+            for (newer, older) in zip(seen, seen.dropFirst()) {
+                guard let nu = newer.messageUId, let ou = older.messageUId,
+                      let ns = serverTimes[nu], let os = serverTimes[ou], (ns, nu) < (os, ou) else { continue }
+                report("order", line: 0, t: t, conversation: conv.key, uid: nu,
+                       "history shows \(nu) (server time \(ns)) before \(ou) (server time \(os)), against server order")
+                break
+            }
+            checkUnread(store, conv.key, t, 0)
+        }
+    }
+}
+
+/// `+41.250s` from the capture start.
+func relativeTime(_ t: Int64, _ startMs: Int64) -> String {
+    let d = t - startMs
+    let sign = d < 0 ? "-" : "+"
+    let a = abs(d)
+    var ms = String(a % 1000)
+    while ms.count < 3 { ms = "0" + ms }
+    return "\(sign)\(a / 1000).\(ms)s"
+}
