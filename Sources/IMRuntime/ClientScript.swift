@@ -11,8 +11,9 @@ import SimKernel
 ///  {"after": "2s", "action": "network", "state": "wifi"}]
 /// ```
 ///
-/// `after` is a delay after the previous step, `at` a time from the script's start (one of them,
-/// or neither = `after: 0`); times never go backwards.
+/// `after` is a delay after the previous step ended (a `send` with `count` ends at its last
+/// repeat), `at` a time from the script's start, not before the previous step's start (one of
+/// them, or neither = `after: 0`).
 public struct ClientScript: Sendable, Equatable {
     public var steps: [Step]
 
@@ -23,6 +24,11 @@ public struct ClientScript: Sendable, Equatable {
         public init(at: SimDuration, action: Action) {
             self.at = at
             self.action = action
+        }
+        /// When the step's last repeat runs.
+        public var end: SimDuration {
+            if case .send(_, _, _, _, let count, let interval, _) = action { return at + interval * Int64(count - 1) }
+            return at
         }
     }
 
@@ -57,14 +63,8 @@ public struct ClientScript: Sendable, Equatable {
 
     public init(steps: [Step]) { self.steps = steps }
 
-    /// When the last step runs.
-    public var duration: SimDuration {
-        steps.reduce(SimDuration.zero) { acc, s in
-            var end = s.at
-            if case .send(_, _, _, _, let count, let interval, _) = s.action { end = end + interval * Int64(count - 1) }
-            return max(acc, end)
-        }
-    }
+    /// When the last step has run.
+    public var duration: SimDuration { steps.reduce(SimDuration.zero) { max($0, $1.end) } }
 
     /// Parses a script file's text. Errors name the step (0-based) and the field.
     public static func parse(_ text: String, path: String = "script") throws(RuntimeError) -> ClientScript {
@@ -78,11 +78,12 @@ public struct ClientScript: Sendable, Equatable {
             throw .script(path: path, step: nil, field: nil, message: "expected a JSON array of steps")
         }
         var steps: [Step] = []
-        var clock = SimDuration.zero
+        var start = SimDuration.zero, end = SimDuration.zero
         for (i, item) in items.enumerated() {
             var p = StepParser(value: item, path: path, index: i)
-            let step = try p.step(previous: clock)
-            clock = step.at
+            let step = try p.step(previousStart: start, previousEnd: end)
+            start = step.at
+            end = step.end
             steps.append(step)
         }
         return ClientScript(steps: steps)
@@ -106,18 +107,18 @@ struct StepParser {
         .script(path: path, step: index, field: field, message: message)
     }
 
-    mutating func step(previous: SimDuration) throws(RuntimeError) -> ClientScript.Step {
+    mutating func step(previousStart: SimDuration, previousEnd: SimDuration) throws(RuntimeError) -> ClientScript.Step {
         guard case .object(let members) = value else { throw fail(nil, "expected an object") }
         var seen: Set<String> = []
         for m in members where !seen.insert(m.key).inserted { throw fail(m.key, "appears twice") }
         guard let name = value["action"]?.stringValue else { throw fail("action", "missing or not a string") }
-        var at = previous
+        var at = previousEnd
         switch (value["after"], value["at"]) {
         case (.some, .some): throw fail("at", "give either \"after\" or \"at\", not both")
-        case (.some, nil): at = previous + (try duration("after"))
+        case (.some, nil): at = previousEnd + (try duration("after"))
         case (nil, .some):
             at = try duration("at")
-            if at < previous { throw fail("at", "time goes backwards (\(at) < \(previous))") }
+            if at < previousStart { throw fail("at", "time goes backwards (\(at) < \(previousStart), the previous step's start)") }
         case (nil, nil): break
         }
         let action = try self.action(name)
