@@ -18,6 +18,8 @@ public struct LoadOptions: Sendable {
     public var connectDeadline: SimDuration = .seconds(15)
     /// How long to wait after the last send for messages still in flight.
     public var drain: SimDuration = .seconds(2)
+    /// Each client records its capture as `DIR/<userId>.jsonl`, or nil.
+    public var captureDir: String?
     public var log: (@Sendable (String) -> Void)?
 
     public enum Workload: Sendable, Equatable {
@@ -53,6 +55,9 @@ public struct LoadReport: Sendable, Codable, Hashable {
     public var latencyP50Ms: Double
     public var latencyP99Ms: Double
     public var latencyMaxMs: Double
+    /// Send call → `sendResult` (the server's PUBACK) on the sender, ms.
+    public var ackP50Ms: Double
+    public var ackP99Ms: Double
 }
 
 public enum LoadGenerator {
@@ -77,6 +82,10 @@ final class LoadRun {
     var inFlight: [String: Int64] = [:]
     var seen: Set<String> = []
     var latencies: [Int64] = []
+    var ackLatencies: [Int64] = []
+    /// Send times of each client's outstanding sends, by messageId (from `messageInserted`).
+    var pendingAcks: [[Int64: Int64]] = []
+    var lastSendNs: [Int64] = []
     var sent = 0, sendOk = 0, sendFailed = 0, duplicates = 0
     var sending = false
     var seq: [Int] = []
@@ -99,15 +108,21 @@ final class LoadRun {
         do {
             for i in 1...max(1, options.clients) {
                 let user = LoadOptions.userId(i, prefix: options.userPrefix)
+                // A fresh in-memory store restarts the clientUniqueId counter: with the same device id
+                // as an earlier run, new sends would collide with the server's idempotency keys and
+                // be absorbed as repeats (Docs/runtime.md, findings). A device per run avoids it.
                 var o = RuntimeClientOptions(server: options.server,
-                                             identity: DeviceIdentity(userId: user, deviceId: "\(user)-lg", platform: .mobile),
+                                             identity: DeviceIdentity(userId: user, deviceId: "\(user)-lg-\(runTag)", platform: .mobile),
                                              token: RuntimeServerOptions.token(for: user))
                 o.connectTimeout = .seconds(10)
+                if let dir = options.captureDir { o.capture = RecorderCaptureSink.file("\(dir)/\(user).jsonl", source: "imsim loadgen") }
                 let host = try ClientHost(options: o, loop: loop)
                 let index = i - 1
                 host.appObserver = { [unowned self] cb, _ in self.callback(cb, client: index) }
                 clients.append(host)
                 seq.append(0)
+                pendingAcks.append([:])
+                lastSendNs.append(0)
             }
         } catch {
             for c in clients { _ = try? c.stop() }
@@ -163,7 +178,9 @@ final class LoadRun {
         if peer >= i { peer += 1 }
         seq[i] += 1
         let key = "\(i):\(seq[i])"
-        inFlight[key] = WallClock.monotonicNs()
+        let t = WallClock.monotonicNs()
+        inFlight[key] = t
+        lastSendNs[i] = t
         sent += 1
         let to = ConversationKey(.privateChat, clients[peer].options.identity.userId)
         clients[i].feed(.api(.send(conversation: to, objectName: "RC:TxtMsg", content: "{\"content\":\"lg \(runTag) \(key)\"}",
@@ -177,8 +194,11 @@ final class LoadRun {
             let key = String(m.content[r.upperBound...].prefix { $0 != "\"" })
             if !seen.insert(key).inserted { duplicates += 1; return }
             if let t = inFlight.removeValue(forKey: key) { latencies.append(WallClock.monotonicNs() - t) }
-        case .sendResult(_, _, _, let error):
+        case .messageInserted(let m):
+            pendingAcks[i][m.messageId] = lastSendNs[i]
+        case .sendResult(let id, _, _, let error):
             if error == nil { sendOk += 1 } else { sendFailed += 1 }
+            if let t = pendingAcks[i].removeValue(forKey: id) { ackLatencies.append(WallClock.monotonicNs() - t) }
             if case .window = options.workload { send(from: i) }
         default:
             break
@@ -192,17 +212,20 @@ final class LoadRun {
             _ = try? c.stop()
         }
         latencies.sort()
-        func pct(_ p: Double) -> Double {
-            guard !latencies.isEmpty else { return 0 }
-            let idx = min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)
-            return Double(latencies[max(0, idx)]) / 1e6
+        ackLatencies.sort()
+        func pct(_ p: Double, _ values: [Int64]? = nil) -> Double {
+            let v = values ?? latencies
+            guard !v.isEmpty else { return 0 }
+            let idx = min(v.count - 1, Int((Double(v.count) * p).rounded(.up)) - 1)
+            return Double(v[max(0, idx)]) / 1e6
         }
         let secs = Double(max(1, endNs - startNs)) / 1e9
         done.succeed(LoadReport(
             clients: clients.count, connected: connectedCount, seconds: secs, sent: sent, sendOk: sendOk, sendFailed: sendFailed,
             received: seen.count, duplicates: duplicates, reconnects: reconnects,
             messagesPerSecond: Double(seen.count) / secs, latencyP50Ms: pct(0.50), latencyP99Ms: pct(0.99),
-            latencyMaxMs: latencies.last.map { Double($0) / 1e6 } ?? 0))
+            latencyMaxMs: latencies.last.map { Double($0) / 1e6 } ?? 0,
+            ackP50Ms: pct(0.50, ackLatencies), ackP99Ms: pct(0.99, ackLatencies)))
     }
 }
 

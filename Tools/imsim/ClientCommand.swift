@@ -18,7 +18,7 @@ struct ClientCommand: ParsableCommand {
 
     @Option(help: "The server (or proxy), HOST:PORT.") var server: String
     @Option(help: "User id.") var user: String
-    @Option(help: "Device id (default <user>-phone).") var device: String?
+    @Option(help: "Device id (default <user>-phone with --store, else <user>-phone-<process>: a store-less run is a fresh install).") var device: String?
     @Option(help: "mobile, desktop or web.") var platform = "mobile"
     @Option(help: "Script file (JSON array of steps).") var script: String?
     @Option(help: "Write the production capture to this file.") var capture: String?
@@ -31,7 +31,11 @@ struct ClientCommand: ParsableCommand {
 
     func run() throws {
         guard let platform = Platform(rawValue: platform) else { throw ValidationError("--platform must be mobile, desktop or web") }
-        let identity = DeviceIdentity(userId: user, deviceId: device ?? "\(user)-phone", platform: platform)
+        // Without --store every run is a fresh install whose clientUniqueId counter restarts at 1: under
+        // the same device id its sends would repeat an earlier run's ids and the server would absorb
+        // them as resends (Docs/runtime.md, findings). A default device id per process avoids that.
+        let deviceId = device ?? (store == nil ? "\(user)-phone-\(String(UInt32(getpid()), radix: 16))" : "\(user)-phone")
+        let identity = DeviceIdentity(userId: user, deviceId: deviceId, platform: platform)
         var o = RuntimeClientOptions(server: try RuntimeCLI.address(server, option: "--server"), identity: identity,
                                      token: RuntimeServerOptions.token(for: user))
         o.config.bugs = ClientBugs(try RuntimeCLI.bugs(bugs, side: .client, option: "--bugs"))

@@ -24,6 +24,7 @@ struct LoadgenCommand: ParsableCommand {
     @Option(help: "Closed loop: sends outstanding per client (overrides --rate).") var window: Int?
     @Option(help: "Prefix of the user ids.") var userPrefix = "u"
     @Option(help: "Seed of the workload's randomness.") var seed: UInt64 = 1
+    @Option(help: "Record every client's capture as DIR/<user>.jsonl.") var captureDir: String?
     @Flag(help: "Print JSON.") var json = false
 
     func validate() throws {
@@ -39,6 +40,7 @@ struct LoadgenCommand: ParsableCommand {
         o.workload = window.map { .window($0) } ?? .rate(perSecond: rate)
         o.userPrefix = userPrefix
         o.seed = seed
+        o.captureDir = captureDir
         let json = self.json
         o.log = { line in if !json { RuntimeCLI.printLine(line) } }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -54,6 +56,7 @@ struct LoadgenCommand: ParsableCommand {
         clients \(r.connected)/\(r.clients) connected, \(String(format: "%.1f", r.seconds)) s
         sent \(r.sent) (ok \(r.sendOk), failed \(r.sendFailed)), received \(r.received) (\(r.duplicates) duplicates), \(r.reconnects) reconnects
         \(BenchFormat.rate(r.messagesPerSecond)) msgs/s; latency p50 \(String(format: "%.2f", r.latencyP50Ms)) ms, p99 \(String(format: "%.2f", r.latencyP99Ms)) ms, max \(String(format: "%.2f", r.latencyMaxMs)) ms
+        send → PUBACK p50 \(String(format: "%.2f", r.ackP50Ms)) ms, p99 \(String(format: "%.2f", r.ackP99Ms)) ms
         """
     }
 }
