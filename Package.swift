@@ -2,11 +2,14 @@
 import PackageDescription
 
 // Layout and dependency direction: see Docs/architecture.md (DESIGN.md).
-// SimKernel ← IMWire ← IMStore ← IMClient/IMServer ← IMWorld ← IMTrace/IMReplay ← imsim
+// SimKernel ← IMWire ← IMStore ← IMClient/IMServer ← IMWorld ← IMTrace/IMReplay ← IMRuntime ← imsim
 let heap = Target.Dependency.product(name: "HeapModule", package: "swift-collections")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let protobuf = Target.Dependency.product(name: "SwiftProtobuf", package: "swift-protobuf")
 let propertyBased = Target.Dependency.product(name: "PropertyBased", package: "swift-property-based")
+// Only the two NIO products the runtime needs (CI builds on 2 cores).
+let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
 
 let package = Package(
     name: "IMSim",
@@ -21,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
@@ -34,11 +38,13 @@ let package = Package(
         .target(name: "IMWorld", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer"]),
         .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "CZstd"]),
         .target(name: "IMReplay", dependencies: ["IMWorld", "IMTrace", "CZstd"]),
-        .target(name: "IMSim", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMReplay"]),
+        // The real runtime: the same cores over TCP (SwiftNIO), real clocks; outside the determinism rules.
+        .target(name: "IMRuntime", dependencies: ["IMClient", "IMServer", "IMStore", "IMWire", "IMReplay", nioCore, nioPosix]),
+        .target(name: "IMSim", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMReplay", "IMRuntime"]),
 
         .executableTarget(
             name: "IMSimCLI",
-            dependencies: ["IMSim", argumentParser],
+            dependencies: ["IMSim", argumentParser, nioCore, nioPosix],
             path: "Tools/imsim"
         ),
 
@@ -50,6 +56,7 @@ let package = Package(
         .testTarget(name: "IMWorldTests", dependencies: ["IMWorld", propertyBased]),
         .testTarget(name: "IMTraceTests", dependencies: ["IMTrace"]),
         .testTarget(name: "IMReplayTests", dependencies: ["IMReplay"]),
+        .testTarget(name: "IMRuntimeTests", dependencies: ["IMRuntime", "IMReplay", "IMWorld"]),
         .testTarget(name: "EndToEndTests", dependencies: ["IMSim"]),
     ]
 )

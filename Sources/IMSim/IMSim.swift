@@ -7,3 +7,4 @@
 @_exported import IMWorld
 @_exported import IMTrace
 @_exported import IMReplay
+@_exported import IMRuntime

@@ -15,6 +15,7 @@ struct BenchCommand: ParsableCommand {
             BenchTraceContainer.self,
             BenchServer.self,
             BenchReplay.self,
+            BenchRuntime.self,
         ]
     )
 }
