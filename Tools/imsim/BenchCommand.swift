@@ -14,6 +14,7 @@ struct BenchCommand: ParsableCommand {
             BenchTrace.self,
             BenchTraceContainer.self,
             BenchServer.self,
+            BenchWorld.self,
         ]
     )
 }
