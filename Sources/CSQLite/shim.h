@@ -5,4 +5,9 @@
 // SQLITE_TRANSIENT / SQLITE_STATIC are function-pointer-cast macros Swift cannot import.
 static inline sqlite3_destructor_type imsim_sqlite_transient(void) { return SQLITE_TRANSIENT; }
 static inline sqlite3_destructor_type imsim_sqlite_static(void) { return SQLITE_STATIC; }
+
+// sqlite3_config is variadic (Swift cannot call it). Memory statistics make every sqlite3_malloc
+// and sqlite3_free take a global mutex; nothing in IMSim reads them. Must run before
+// sqlite3_initialize(); returns SQLITE_MISUSE (harmless) if the library is already initialised.
+static inline int imsim_sqlite_disable_memstatus(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 #endif

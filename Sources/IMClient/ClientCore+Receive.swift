@@ -136,8 +136,13 @@ extension ClientCore {
         var left = kinds.reduce(0) { $0 + ($1.notifies ? 1 : 0) }
         let offlineBefore = session?.sessionTimestamp ?? 0
         var run: [(message: ReceivedMessage, index: Int)] = []
+        // Nothing to write (only transient messages — likes, typing — or an empty page, and no
+        // cursor move): skip BEGIN/COMMIT of an empty transaction. A closed store still goes
+        // through `transaction` so its error is reported as before.
+        let writes = !store.isOpen || (inbox ?? .min) > inboxCursor || (sendbox ?? .min) > sendboxCursor
+            || kinds.contains { if case .transient = $0 { false } else { true } }
         do {
-            try store.transaction { store in
+            try store.transaction(if: writes) { store in
                 func flush() throws {
                     guard !run.isEmpty else { return }
                     let results = try store.storeReceived(run.map(\.message))

@@ -114,6 +114,12 @@ public final class IMStore {
         return try connection.transaction { try body(self) }
     }
 
+    /// `transaction(_:)` when `needed`, else `body` runs directly (for callers that know they
+    /// will not touch the database: an empty transaction costs a BEGIN and a COMMIT).
+    public func transaction<T>(if needed: Bool, _ body: (IMStore) throws -> T) throws -> T {
+        needed ? try transaction(body) : try body(self)
+    }
+
     // MARK: Internals
 
     @inline(__always)

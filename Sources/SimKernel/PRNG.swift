@@ -231,6 +231,45 @@ public enum FixedPoint {
         0x4000_0001_62e4_2ff3, 0x4000_0000_b172_17f8, 0x4000_0000_58b9_0bfc, 0x4000_0000_2c5c_85fe,
     ]
 
+    /// `exp2Steps[k]` as a constant switch: no lazy-global addressor (a once-check per call)
+    /// and no bounds check on the latency sampler's hot path.
+    @inlinable @inline(__always) @usableFromInline static func exp2Step(_ k: Int) -> UInt64 {
+        switch k {
+        case 0: 0x5a82_7999_fcef_3242
+        case 1: 0x4c1b_f828_c6dc_54b7
+        case 2: 0x45ca_e0f1_f545_eb73
+        case 3: 0x42d5_61b3_e624_3d8a
+        case 4: 0x4166_c34c_5615_d0eb
+        case 5: 0x40b2_68f9_de01_83b9
+        case 6: 0x4058_f6a7_eccc_d5b6
+        case 7: 0x402c_6be9_6af2_fb58
+        case 8: 0x4016_321b_6870_27a8
+        case 9: 0x400b_1817_8ba3_3b14
+        case 10: 0x4005_8bce_4101_47e8
+        case 11: 0x4002_c5d7_bff7_1dae
+        case 12: 0x4001_62e8_07ee_7e5b
+        case 13: 0x4000_b173_0df6_a524
+        case 14: 0x4000_58b9_497b_8151
+        case 15: 0x4000_2c5c_955d_d701
+        case 16: 0x4000_162e_46d6_f26b
+        case 17: 0x4000_0b17_2275_7b1b
+        case 18: 0x4000_058b_90fd_3e0c
+        case 19: 0x4000_02c5_c86f_3f26
+        case 20: 0x4000_0162_e433_c79b
+        case 21: 0x4000_00b1_7218_edcf
+        case 22: 0x4000_0058_b90c_3968
+        case 23: 0x4000_002c_5c86_0d54
+        case 24: 0x4000_0016_2e43_02d2
+        case 25: 0x4000_000b_1721_8073
+        case 26: 0x4000_0005_8b90_bffc
+        case 27: 0x4000_0002_c5c8_5fee
+        case 28: 0x4000_0001_62e4_2ff3
+        case 29: 0x4000_0000_b172_17f8
+        case 30: 0x4000_0000_58b9_0bfc
+        default: 0x4000_0000_2c5c_85fe
+        }
+    }
+
     /// `value · 2^(y / 2^32)`, saturating, for value ≥ 0.
     @inlinable public static func scaleByExp2(_ value: Int64, exponentQ32 y: Int64) -> Int64 {
         if value <= 0 { return 0 }
@@ -238,7 +277,7 @@ public enum FixedPoint {
         let frac = UInt64(y & 0xFFFF_FFFF)
         var r: UInt64 = 1 << 62                            // 1.0 in Q62
         for k in 0..<32 where frac & (1 << UInt64(31 - k)) != 0 {
-            let p = r.multipliedFullWidth(by: exp2Steps[k])
+            let p = r.multipliedFullWidth(by: exp2Step(k))
             r = (p.high << 2) | (p.low >> 62)
         }
         // value · r (Q62), then shift by intPart

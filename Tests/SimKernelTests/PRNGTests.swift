@@ -96,6 +96,12 @@ import Testing
         #expect(FixedPoint.minusLnUnit(1 << 32) == 0)   // −ln 1
     }
 
+    @Test func exp2StepConstantsMatchTheTable() {
+        // The sampler's switch and the public table are the same 32 constants.
+        #expect(FixedPoint.exp2Steps.count == 32)
+        for k in 0..<32 { #expect(FixedPoint.exp2Step(k) == FixedPoint.exp2Steps[k], "k = \(k)") }
+    }
+
     @Test func fixedPointExp2() {
         #expect(FixedPoint.scaleByExp2(1000, exponentQ32: 0) == 1000)
         #expect(FixedPoint.scaleByExp2(1000, exponentQ32: 1 << 32) == 2000)

@@ -16,6 +16,7 @@ struct BenchCommand: ParsableCommand {
             BenchServer.self,
             BenchReplay.self,
             BenchRuntime.self,
+            BenchWorld.self,
         ]
     )
 }

@@ -5,18 +5,18 @@ import SimKernel
 
 /// Counts what a run did (messages by fate, deliveries, drops by reason) for the summary.
 public final class RunStatistics: WorldObserver {
-    public private(set) var accepted = 0
-    public private(set) var rejected = 0
-    public private(set) var fannedOut = 0
+    @exclusivity(unchecked) public private(set) var accepted = 0
+    @exclusivity(unchecked) public private(set) var rejected = 0
+    @exclusivity(unchecked) public private(set) var fannedOut = 0
     /// New rows stored for received messages (and sync echoes) on devices.
-    public private(set) var delivered = 0
+    @exclusivity(unchecked) public private(set) var delivered = 0
     /// Receive callbacks the apps got.
-    public private(set) var notified = 0
-    public private(set) var sendSucceeded = 0
-    public private(set) var sendFailed = 0
-    public private(set) var dropped: [DropReason: Int] = [:]
-    public private(set) var kicks = 0
-    public private(set) var chatroomKicks = 0
+    @exclusivity(unchecked) public private(set) var notified = 0
+    @exclusivity(unchecked) public private(set) var sendSucceeded = 0
+    @exclusivity(unchecked) public private(set) var sendFailed = 0
+    @exclusivity(unchecked) public private(set) var dropped: [DropReason: Int] = [:]
+    @exclusivity(unchecked) public private(set) var kicks = 0
+    @exclusivity(unchecked) public private(set) var chatroomKicks = 0
 
     public init() {}
 
