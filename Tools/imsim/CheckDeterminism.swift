@@ -17,6 +17,7 @@ struct DeterminismCheck {
         if let o = command.oracles { a += ["--oracles", o] }
         if command.continueAfterViolation { a.append("--continue") }
         if command.swarm { a.append("--swarm") }
+        if let b = command.bugs { a += ["--bugs", b] }
         if command.keepContent { a.append("--keep-content") }
         a += ["--trace-level", String(command.traceLevel), "--trace-zstd-level", String(command.traceZstdLevel)]
         return a

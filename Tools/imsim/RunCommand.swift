@@ -30,6 +30,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Print a readable log of everything that concerns this device (or \"server\").") var log: String?
     @Flag(help: "Swarm testing: enable a random subset of the scenario's faults (drawn from the seed).") var swarm = false
     @Option(name: .customLong("capture"), help: "Record DEVICE's SDK capture into FILE (DEVICE=FILE, repeatable; FILE.zst compresses).") var captures: [String] = []
+    @Option(help: "Bug switches to turn on instead of the scenario's (B1,B6 …; \"none\" = all off).") var bugs: String?
 
     @Option(help: "Record the run into this trace file (.imtrace).") var trace: String?
     @Flag(name: .customLong("keep-content"), help: "Store message content, KV values and wire bytes in the trace (default: length + hash).")
@@ -55,6 +56,7 @@ struct RunCommand: ParsableCommand {
         if noOracles { o.append(TraceOption("oracles", "none")) } else if let oracles { o.append(TraceOption("oracles", oracles)) }
         if continueAfterViolation { o.append(TraceOption("continue", "yes")) }
         if swarm { o.append(TraceOption("swarm", "yes")) }
+        if let bugs { o.append(TraceOption("bugs", bugs)) }
         return o
     }
 
@@ -66,6 +68,7 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(2)
         }
         if swarm { sc.swarm = true }
+        if let bugs { sc = try BugsOption.apply(bugs, to: sc) }
         var untilTime: SimTime?
         if let u = until {
             do { untilTime = SimTime.zero + (try SimDuration(parsing: u)) } catch {
@@ -74,7 +77,7 @@ struct RunCommand: ParsableCommand {
         }
         var oracleOptions: OracleOptions?
         if !noOracles {
-            var o = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : ""))
+            var o = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : "") + BugsOption.reproSuffix(bugs))
             if let list = oracles {
                 let names = list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
                 for n in names where !OracleOptions.allNames.contains(n) {

@@ -20,6 +20,7 @@ struct SweepCommand: ParsableCommand {
     @Option(help: "Worker processes (default: the number of cores).") var jobs: Int?
     @Option(help: "Run only shard K of N (e.g. 2/8).") var shard: String?
     @Flag(help: "Swarm testing: each seed enables a random subset of the scenario's faults.") var swarm = false
+    @Option(help: "Bug switches to turn on instead of the scenario's (B1,B6 …; \"none\" = all off).") var bugs: String?
     @Option(name: .customLong("stop-after"), help: "Stop after this many failures.") var stopAfter: Int?
     @Option(help: "Output directory for results.jsonl.") var out = "sweep-out"
     @Option(help: "Seed bank directory (failing seeds are kept and re-run first).") var bank: String?
@@ -44,11 +45,12 @@ struct SweepCommand: ParsableCommand {
     }
 
     func run() throws {
-        let sc: Scenario
+        var sc: Scenario
         do { (sc, _) = try Scenario.load(pathOrName: scenario) } catch {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)
         }
+        if let bugs { sc = try BugsOption.apply(bugs, to: sc) }
         let selection: SeedSelection
         do { selection = try SeedSelection(parsing: seeds, shard: shard) } catch {
             throw ValidationError("\(error)")
@@ -81,6 +83,7 @@ struct SweepCommand: ParsableCommand {
 
         var workerArgs = ["sweep-worker", scenario]
         if swarm { workerArgs.append("--swarm") }
+        if let bugs { workerArgs += ["--bugs", bugs] }
         if let u = until { workerArgs += ["--until", u] }
         let pool = try WorkerPool(count: min(jobs ?? ProcessInfo.processInfo.activeProcessorCount, max(1, list.count)),
                                   arguments: workerArgs)
@@ -286,10 +289,12 @@ struct SweepWorkerCommand: ParsableCommand {
     @Argument var scenario: String
     @Flag var swarm = false
     @Option var until: String?
+    @Option var bugs: String?
 
     func run() throws {
         var (sc, _) = try Scenario.load(pathOrName: scenario)
         if swarm { sc.swarm = true }
+        if let bugs { sc = try BugsOption.apply(bugs, to: sc) }
         let untilTime = try until.map { SimTime.zero + (try SimDuration(parsing: $0)) }
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
@@ -297,7 +302,7 @@ struct SweepWorkerCommand: ParsableCommand {
             guard let seed = UInt64(line.trimmingCharacters(in: .whitespaces)) else { continue }
             let result: SweepResult
             do {
-                var opts = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : ""))
+                var opts = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : "") + BugsOption.reproSuffix(bugs))
                 opts.stopAtFirstViolation = true
                 let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: opts)
                 let (_, wall) = Stopwatch.time { run.run(until: untilTime) }

@@ -8,6 +8,12 @@ import SimKernel
 /// twice. A sync echo completing its own row is an update (`isNew == false`), not a duplicate.
 /// Quitting or being removed from a chatroom clears that room's local messages, so a later
 /// re-delivery of them is not a duplicate.
+///
+/// Two more kinds of duplicate that no messageUId shows:
+/// - the server accepted two messages for one send — the same (sender, clientUniqueId) — so every
+///   recipient sees it twice under two messageUIds (a resend without idempotency, B2);
+/// - two conversations in a device's list for the same (type, targetId trimmed of whitespace) —
+///   one peer shown twice (B10).
 final class NoDuplicateOracle: Oracle {
     let name = "no-duplicate"
     unowned let suite: OracleSuite
@@ -15,25 +21,67 @@ final class NoDuplicateOracle: Oracle {
     private var rows: [[String: (ConversationKey, Int64)]] = []
     /// Per device: messageUId → conversation of every message the app was told about.
     private var notified: [[String: ConversationKey]] = []
+    /// sender userId → clientUniqueId → the messageUId the server accepted for it.
+    private var acceptedSends: [String: [Int64: String]] = [:]
+    /// Per device: conversations seen under a key that is not trimmed, by their trimmed key
+    /// (almost always empty, so the common path costs one `isEmpty`).
+    private var untrimmed: [[ConversationKey: ConversationKey]] = []
+    private var conversationReported: Set<Int> = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
     private func ensure(_ d: Int) {
-        while rows.count <= d { rows.append([:]); notified.append([:]) }
+        while rows.count <= d { rows.append([:]); notified.append([:]); untrimmed.append([:]) }
+    }
+
+    func world(_ world: World, serverEffects: [ServerEffect]) {
+        for case .event(.messageAccepted(let m)) in serverEffects where m.clientUniqueId != 0 && m.senderDeviceId != nil {
+            if let first = acceptedSends[m.senderUserId]?[m.clientUniqueId] {
+                let d = m.senderDeviceId.flatMap { world.deviceIndex($0) }
+                suite.report(name, device: d, conversation: m.conversation, messageUId: m.messageUId,
+                             "duplicate: the server accepted \(m.messageUId) and \(first) for one send of \(m.senderUserId) " +
+                             "(clientUniqueId \(m.clientUniqueId)): a resend stored twice, every recipient sees it twice")
+            } else {
+                acceptedSends[m.senderUserId, default: [:]][m.clientUniqueId] = m.messageUId
+            }
+        }
+    }
+
+    /// Trimmed of whitespace at both ends (the SDK's normalisation of a target id).
+    static func trimmed(_ key: ConversationKey) -> ConversationKey? {
+        let t = key.targetId
+        guard let f = t.first, let l = t.last, f.isWhitespace || l.isWhitespace else { return nil }
+        return ConversationKey(key.type, String(t.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()))
+    }
+
+    /// A message landed in `conv` on device `d`: is the same peer now listed twice?
+    private func checkConversation(_ world: World, _ d: Int, _ conv: ConversationKey) {
+        var pair: (ConversationKey, ConversationKey)?
+        if let normal = Self.trimmed(conv) {
+            untrimmed[d][normal] = conv
+            pair = (normal, conv)
+        } else if !untrimmed[d].isEmpty, let other = untrimmed[d][conv] {
+            pair = (conv, other)
+        }
+        guard let (a, b) = pair, !conversationReported.contains(d) else { return }
+        let store = world.store(ofDevice: d)
+        guard ((try? store.conversation(a)) ?? nil) != nil, ((try? store.conversation(b)) ?? nil) != nil else { return }
+        conversationReported.insert(d)
+        suite.report(name, device: d, conversation: b,
+                     "duplicate conversation: \(world.deviceId(d)) lists \"\(a)\" and \"\(b)\", the same \(a.type) peer twice")
     }
 
     func world(_ world: World, device d: Int, effects: [ClientEffect]) {
         ensure(d)
         for e in effects {
             switch e {
+            case .callback(.messageInserted(let row)):
+                checkConversation(world, d, row.conversation)
+            case .note(.stored(_, _, let conv, _, _, _)) where conv.type != .chatroom:
+                checkConversation(world, d, conv)
+                if case .note(.stored(let id, let uid?, let conv, _, _, true)) = e { storedNew(world, d, id, uid, conv) }
             case .note(.stored(let id, let uid?, let conv, _, _, true)):
-                // The store is the judge: the earlier row may have been deleted since (chatroom
-                // quit, a restart clearing a stale room, clear history).
-                if let first = rows[d][uid], ((try? world.store(ofDevice: d).countRows(withUId: uid)) ?? 2) > 1 {
-                    suite.report(name, device: d, conversation: conv, messageUId: uid,
-                                 "duplicate: messageUId \(uid) stored twice on \(world.deviceId(d)) (messageId \(first.1) and \(id))")
-                }
-                rows[d][uid] = (conv, id)
+                storedNew(world, d, id, uid, conv)
             case .callback(.sendResult(let id, let uid?, _, nil)):
                 if let first = rows[d][uid], first.1 != id {
                     suite.report(name, device: d, conversation: first.0, messageUId: uid,
@@ -56,6 +104,16 @@ final class NoDuplicateOracle: Oracle {
         }
     }
 
+    private func storedNew(_ world: World, _ d: Int, _ id: Int64, _ uid: String, _ conv: ConversationKey) {
+        // The store is the judge: the earlier row may have been deleted since (chatroom
+        // quit, a restart clearing a stale room, clear history).
+        if let first = rows[d][uid], ((try? world.store(ofDevice: d).countRows(withUId: uid)) ?? 2) > 1 {
+            suite.report(name, device: d, conversation: conv, messageUId: uid,
+                         "duplicate: messageUId \(uid) stored twice on \(world.deviceId(d)) (messageId \(first.1) and \(id))")
+        }
+        rows[d][uid] = (conv, id)
+    }
+
     func world(_ world: World, note: WorldNote) {
         // A restarted app shows its messages afresh; what it was told before the kill is gone.
         if case .lifecycle(let d, .started) = note {
@@ -71,6 +129,21 @@ final class NoDuplicateOracle: Oracle {
     }
 
     func finalCheck(_ world: World) {
+        // The conversation lists: one row per (type, trimmed targetId).
+        for d in 0..<world.deviceCount where !conversationReported.contains(d) {
+            guard let convs = try? world.store(ofDevice: d).conversationList() else { continue }
+            var seen: [ConversationKey: ConversationKey] = [:]
+            for c in convs {
+                let normal = Self.trimmed(c.key) ?? c.key
+                if let other = seen[normal] {
+                    conversationReported.insert(d)
+                    suite.report(name, device: d, conversation: c.key,
+                                 "duplicate conversation: \(world.deviceId(d)) lists \"\(other)\" and \"\(c.key)\", the same \(normal.type) peer twice")
+                    break
+                }
+                seen[normal] = c.key
+            }
+        }
         // The store's own view: any messageUId held by two rows is a duplicate, whatever the notes said.
         for d in 0..<world.deviceCount {
             guard let dups = try? world.store(ofDevice: d).duplicateMessageUIds(), let first = dups.first else { continue }

@@ -80,13 +80,13 @@ final class NoLossOracle: Oracle {
                     list.remove(at: i)
                     pending[uid] = list
                 }
-            case .callback(.connected):
+            case .callback(.connectionStatus(.connected)):
                 connected[d] = true
             case .callback(.chatroomJoined(let room)):
                 if appRoom[d] == room { joinedOnConnection[d] = true }
             case .note(.chatroomState(let room, let joined)):
                 if appRoom[d] == room { joinedOnConnection[d] = joined }
-            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)):
+            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)), .callback(.chatroomQuit(let room)):
                 if appRoom[d] == room { appRoom[d] = nil }
                 leaveRoom(room, device: d)
             default:

@@ -6,16 +6,27 @@ import SimKernel
 
 /// Within a conversation, the order the store returns agrees with server `dataTime` order
 /// (ties by messageUId), and every message — including a device's own sent ones — carries the
-/// server's time as its sentTime.
+/// server's time as its sentTime. Every local history page the app gets is exactly the store's
+/// page for the same cursor (`history(in:before:count:)`, server order): a row missing from it is
+/// a gap in what the user can scroll back to, a row twice is a repeat.
 final class OrderOracle: Oracle {
     let name = "order"
     unowned let suite: OracleSuite
+    /// Per device: the history request being answered (conversation, cursor, count).
+    private var historyRequest: [Int: (ConversationKey, Int64, Int32)] = [:]
 
     init(suite: OracleSuite) { self.suite = suite }
+
+    func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
+        if case .api(.getHistory(let conv, let before, let count)) = input { historyRequest[d] = (conv, before, count) }
+    }
 
     func world(_ world: World, device d: Int, effects: [ClientEffect]) {
         for e in effects {
             switch e {
+            case .callback(.history(let conv, let page)):
+                guard let (c, before, count) = historyRequest.removeValue(forKey: d), c == conv else { continue }
+                checkHistoryPage(world, d, conv, before: before, count: count, got: page)
             case .note(.stored(_, let uid?, let conv, let sentTime, _, _)):
                 check(uid, sentTime, conv, d, "stored")
             case .callback(.sendResult(let id, let uid?, _, nil)):
@@ -26,6 +37,25 @@ final class OrderOracle: Oracle {
             default:
                 break
             }
+        }
+    }
+
+    private func checkHistoryPage(_ world: World, _ d: Int, _ conv: ConversationKey, before: Int64, count: Int32,
+                                  got: [StoredMessage]) {
+        guard let want = try? world.store(ofDevice: d).history(in: conv, before: before, count: Int(max(0, count))) else { return }
+        let gotIds = got.map(\.messageId)
+        let wantIds = want.map(\.messageId)
+        guard gotIds != wantIds else { return }
+        let from = before == -1 ? "the newest" : "before messageId \(before)"
+        if let missing = want.first(where: { !gotIds.contains($0.messageId) }) {
+            suite.report(name, device: d, conversation: conv, messageUId: missing.messageUId,
+                         "history page (\(from), \(count)) skips messageId \(missing.messageId)" +
+                         (missing.messageUId.map { " (\($0))" } ?? "") + ": a gap; the app got \(gotIds), the store's page is \(wantIds)")
+        } else {
+            let extra = got.first { !wantIds.contains($0.messageId) } ?? got[0]
+            suite.report(name, device: d, conversation: conv, messageUId: extra.messageUId,
+                         "history page (\(from), \(count)) shows messageId \(extra.messageId), which is not on the store's page " +
+                         "(already shown, or out of order); the app got \(gotIds), the store's page is \(wantIds)")
         }
     }
 

@@ -12,6 +12,10 @@ final class ReconnectOracle: Oracle {
     unowned let suite: OracleSuite
     private var expectReset: [Bool] = []
     private var stopped: [String?] = []      // why the device must not reconnect on its own
+    /// The reconnect attempt a device is waiting for (schedule index, delay, since when).
+    private var waiting: [(attempt: Int, delay: SimDuration, since: SimTime)?] = []
+    /// A foreground / network change arrived while waiting: its effects must restart the schedule.
+    private var resetDue: [String?] = []
     // Server-side session history, per deviceId.
     private var lastApiConnect: [Int: SimTime] = [:]
     private var lastSessionEnd: [String: SimTime] = [:]
@@ -20,14 +24,21 @@ final class ReconnectOracle: Oracle {
     init(suite: OracleSuite) { self.suite = suite }
 
     private func ensure(_ d: Int) {
-        while expectReset.count <= d { expectReset.append(false); stopped.append(nil) }
+        while expectReset.count <= d { expectReset.append(false); stopped.append(nil); waiting.append(nil); resetDue.append(nil) }
     }
 
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
         ensure(d)
         switch input {
         case .lifecycle(.foreground), .networkChanged(available: true):
+            // An attempt already due at once (index 0) is the start of the schedule: nothing to restart.
+            if let w = waiting[d], w.attempt == 0 { break }
             expectReset[d] = true
+            if waiting[d] != nil {
+                if case .lifecycle = input { resetDue[d] = "the app came to the foreground" } else { resetDue[d] = "the network changed" }
+            }
+        case .networkChanged(available: false):
+            waiting[d] = nil
         case .api(.connect):
             stopped[d] = nil
             lastApiConnect[d] = world.now
@@ -43,6 +54,21 @@ final class ReconnectOracle: Oracle {
     func world(_ world: World, device d: Int, effects: [ClientEffect]) {
         ensure(d)
         let schedule = world.clientConfig.reconnectSchedule
+        if let why = resetDue[d] {
+            // Waiting for a reconnect attempt, the schedule restarts: an attempt at once (index 0).
+            resetDue[d] = nil
+            let restarted = effects.contains {
+                if case .note(.reconnectScheduled(0, _)) = $0 { return true }
+                if case .openConnection = $0 { return true }
+                return false
+            }
+            if !restarted, let w = waiting[d] {
+                expectReset[d] = false
+                suite.report(name, device: d,
+                             "\(why) while waiting \(w.delay) for reconnect attempt \(w.attempt) (scheduled at \(w.since)): the schedule " +
+                             "should restart from 0 (an attempt now), but the device keeps waiting")
+            }
+        }
         for e in effects {
             switch e {
             case .note(.reconnectScheduled(let attempt, let delay)):
@@ -52,21 +78,28 @@ final class ReconnectOracle: Oracle {
                     continue
                 }
                 expectReset[d] = false
+                waiting[d] = (attempt, delay, world.now)
                 let want = schedule.isEmpty ? .zero : schedule[min(attempt, schedule.count - 1)]
                 if delay != want {
                     suite.report(name, device: d, "reconnect attempt \(attempt) scheduled after \(delay), the schedule says \(want)")
                 }
             case .openConnection:
+                waiting[d] = nil
                 if let why = stopped[d] {
                     suite.report(name, device: d, "opened a connection by itself after \(why)")
                     stopped[d] = nil
                 }
             case .callback(.connectError(let code)):
                 stopped[d] = "connect error \(code)"
+                waiting[d] = nil
             case .callback(.connectionStatus(.kickedOfflineByOtherClient)):
                 stopped[d] = "being kicked by another device"
-            case .callback(.connected):
+                waiting[d] = nil
+            case .callback(.connectionStatus(.unconnected)), .callback(.connectionStatus(.signOut)):
+                waiting[d] = nil
+            case .callback(.connectionStatus(.connected)):
                 expectReset[d] = false
+                waiting[d] = nil
             default:
                 break
             }
@@ -85,13 +118,23 @@ final class ReconnectOracle: Oracle {
                 // session ended) and the victim logged in after that session ended.
                 guard let byIndex = world.deviceIndex(by), let byEnd = lastSessionEnd[by] else { continue }
                 let reconnecting = (lastApiConnect[byIndex] ?? .zero) < byEnd
-                if reconnecting, let vStart = sessionStart[victim], vStart > byEnd {
+                // (≥: the victim's login may be what ended `by`'s session — it kicked `by`'s
+                // half-open session, which `by` never learnt of.)
+                if reconnecting, let vStart = sessionStart[victim], vStart >= byEnd {
                     suite.report(name, device: byIndex,
                                  "stale reconnect of \(by) (session ended at \(byEnd)) kicked \(victim), which logged in at \(vStart)")
                 }
             default:
                 break
             }
+        }
+    }
+
+    func world(_ world: World, note: WorldNote) {
+        if case .lifecycle(let d, .killed) = note {
+            ensure(d)
+            waiting[d] = nil
+            resetDue[d] = nil
         }
     }
 

@@ -139,6 +139,8 @@ public struct ClientSettings: Codable, Sendable, Equatable {
     /// Poll the inbox every … (null = never; the web SDK uses 180 s).
     public var pollInterval: DurationValue?
     public var reconnectKickEnable: Bool = false
+    /// The web SDK's link check: one PINGREQ before the first pull of every connection.
+    public var pingBeforeFirstPull: Bool = false
     /// The store deduplicates by messageUId (the public client does not).
     public var storeDedup: Bool = false
     public var recallDecrementsUnread: Bool = true
@@ -148,7 +150,7 @@ public struct ClientSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case heartbeatInterval, pingTimeout, connackTimeout, requestTimeout, backgroundCloseAfter, pollInterval,
-             reconnectKickEnable, storeDedup, recallDecrementsUnread, bugs
+             reconnectKickEnable, pingBeforeFirstPull, storeDedup, recallDecrementsUnread, bugs
     }
 
     public init(from decoder: Decoder) throws {
@@ -162,6 +164,7 @@ public struct ClientSettings: Codable, Sendable, Equatable {
         backgroundCloseAfter = try c.decodeIfPresent(DurationValue.self, forKey: .backgroundCloseAfter) ?? d.backgroundCloseAfter
         pollInterval = try c.decodeIfPresent(DurationValue.self, forKey: .pollInterval)
         reconnectKickEnable = try c.decodeIfPresent(Bool.self, forKey: .reconnectKickEnable) ?? d.reconnectKickEnable
+        pingBeforeFirstPull = try c.decodeIfPresent(Bool.self, forKey: .pingBeforeFirstPull) ?? d.pingBeforeFirstPull
         storeDedup = try c.decodeIfPresent(Bool.self, forKey: .storeDedup) ?? d.storeDedup
         recallDecrementsUnread = try c.decodeIfPresent(Bool.self, forKey: .recallDecrementsUnread) ?? d.recallDecrementsUnread
         bugs = try c.decodeIfPresent([BugSwitch].self, forKey: .bugs) ?? []

@@ -18,7 +18,7 @@ public struct ScriptStep: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case at, device, action
         case to, type, text, content, count, interval, timeLimit, conversation, room, key, value, autoDelete, force
-        case state, by, target, factor, downFor, user, pushText, mention
+        case state, by, target, factor, downFor, user, pushText, mention, pages
         case `for` = "for"
     }
 
@@ -80,7 +80,14 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             action = .removeKV(room: try c.decode(String.self, forKey: .room), key: try c.decode(String.self, forKey: .key),
                                force: try c.decodeIfPresent(Bool.self, forKey: .force) ?? false)
         case .history:
-            action = .history(try conversation(.conversation), count: try c.decodeIfPresent(Int32.self, forKey: .count) ?? 20)
+            let pages = try c.decodeIfPresent(Int.self, forKey: .pages) ?? 1
+            guard (1...10_000).contains(pages) else {
+                throw DecodingError.dataCorruptedError(forKey: .pages, in: c, debugDescription: "pages must be 1…10000")
+            }
+            action = .history(try conversation(.conversation), count: try c.decodeIfPresent(Int32.self, forKey: .count) ?? 20,
+                              pages: pages, interval: try c.decodeIfPresent(DurationValue.self, forKey: .interval)?.duration ?? .seconds(1))
+        case .getKV:
+            action = .getKV(room: try c.decode(String.self, forKey: .room))
         case .background: action = .background
         case .foreground: action = .foreground
         case .kill: action = .kill
@@ -149,7 +156,10 @@ public struct ScriptStep: Codable, Sendable, Equatable {
         case .removeKV(let r, let k, let f):
             try c.encode(r, forKey: .room); try c.encode(k, forKey: .key)
             if f { try c.encode(f, forKey: .force) }
-        case .history(let conv, let n): try c.encode(conv.description, forKey: .conversation); try c.encode(n, forKey: .count)
+        case .history(let conv, let n, let pages, let interval):
+            try c.encode(conv.description, forKey: .conversation); try c.encode(n, forKey: .count)
+            if pages != 1 { try c.encode(pages, forKey: .pages); try c.encode(DurationValue(interval), forKey: .interval) }
+        case .getKV(let r): try c.encode(r, forKey: .room)
         case .network(let s): try c.encode(s.rawValue, forKey: .state)
         case .clockStep(let d): try c.encode(DurationValue(d), forKey: .by)
         case .partition(let t, let d): try c.encode(t, forKey: .target); try c.encode(DurationValue(d), forKey: .for)
@@ -208,7 +218,11 @@ public enum ScriptAction: Sendable, Equatable {
     case quitChatroom(String)
     case setKV(room: String, key: String, value: String, autoDelete: Bool, force: Bool)
     case removeKV(room: String, key: String, force: Bool)
-    case history(ConversationKey, count: Int32)
+    /// `pages` pages of local history, `interval` apart, each continuing from the last
+    /// messageId of the page before (the app scrolling back).
+    case history(ConversationKey, count: Int32, pages: Int, interval: SimDuration)
+    /// The app reads its room's attributes (`getChatroomKV`).
+    case getKV(room: String)
     case background
     case foreground
     case kill
@@ -224,7 +238,7 @@ public enum ScriptAction: Sendable, Equatable {
 
     public enum Kind: String, CaseIterable, Sendable {
         case connect, disconnect, logout, send, resend, recall, read, clearUnread, join, joinExist, quit, setKV, removeKV,
-             history, background, foreground, kill, restart, network, clockStep, partition, reset, halfOpen,
+             getKV, history, background, foreground, kill, restart, network, clockStep, partition, reset, halfOpen,
              latencySpike, serverCrash, banChatroomUser, muteChatroomUser, destroyChatroom, systemMessage, broadcast
 
         var parameters: [String] {
@@ -236,7 +250,8 @@ public enum ScriptAction: Sendable, Equatable {
             case .quit, .destroyChatroom: ["room"]
             case .setKV: ["room", "key", "value", "autoDelete", "force"]
             case .removeKV: ["room", "key", "force"]
-            case .history: ["conversation", "count"]
+            case .history: ["conversation", "count", "pages", "interval"]
+            case .getKV: ["room"]
             case .network: ["state"]
             case .clockStep: ["by"]
             case .partition: ["target", "for"]
@@ -276,6 +291,7 @@ public enum ScriptAction: Sendable, Equatable {
         case .setKV: .setKV
         case .removeKV: .removeKV
         case .history: .history
+        case .getKV: .getKV
         case .background: .background
         case .foreground: .foreground
         case .kill: .kill

@@ -25,6 +25,25 @@ public struct WorkloadSpec: Codable, Sendable, Equatable {
     /// Fraction of users that generate traffic at all.
     public var activeFraction: ProbabilityValue
 
+    // App behaviours that exercise the SDK's less-travelled paths (Docs/bugs.md says which bug
+    // each one can reveal). All off by default.
+
+    /// The user opens a random conversation and pages back through its local history
+    /// (`historyPages` pages of 20 (default 3), `historyInterval` apart (default 2 s)).
+    public var historyRate: RateValue?
+    public var historyPages: Int?
+    public var historyInterval: DurationValue?
+    /// The app reads its room's attributes (`getChatroomKV`), per member.
+    public var kvReadRate: RateValue?
+    /// The user sets one of a few attributes of its room, per member.
+    public var kvWriteRate: RateValue?
+    /// The app joins its room again while in it (re-entering the room screen), per member.
+    public var reenterRate: RateValue?
+    /// The user disconnects (`disconnect()`) and connects again 2–30 s later.
+    public var reconnectRate: RateValue?
+    /// Probability that the user taps "resend" on a message that failed, 1–30 s later.
+    public var resendProbability: ProbabilityValue?
+
     public struct BurstSpec: Codable, Sendable, Equatable {
         public var every: DurationValue
         public var length: DurationValue
@@ -41,7 +60,8 @@ public struct WorkloadSpec: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case privateRate, groupRate, chatroomRate, likeRate, likeType, bursts, churnRate, readRate, recallProbability,
-             typingRate, activeFraction
+             typingRate, activeFraction, historyRate, historyPages, historyInterval, kvReadRate, kvWriteRate, reenterRate,
+             reconnectRate, resendProbability
     }
 
     public init() {
@@ -64,6 +84,17 @@ public struct WorkloadSpec: Codable, Sendable, Equatable {
         recallProbability = try c.decodeIfPresent(ProbabilityValue.self, forKey: .recallProbability) ?? ProbabilityValue(.never)
         typingRate = try c.decodeIfPresent(RateValue.self, forKey: .typingRate)
         activeFraction = try c.decodeIfPresent(ProbabilityValue.self, forKey: .activeFraction) ?? ProbabilityValue(.always)
+        historyRate = try c.decodeIfPresent(RateValue.self, forKey: .historyRate)
+        historyPages = try c.decodeIfPresent(Int.self, forKey: .historyPages)
+        if let p = historyPages, !(1...1000).contains(p) {
+            throw DecodingError.dataCorruptedError(forKey: .historyPages, in: c, debugDescription: "must be 1…1000")
+        }
+        historyInterval = try c.decodeIfPresent(DurationValue.self, forKey: .historyInterval)
+        kvReadRate = try c.decodeIfPresent(RateValue.self, forKey: .kvReadRate)
+        kvWriteRate = try c.decodeIfPresent(RateValue.self, forKey: .kvWriteRate)
+        reenterRate = try c.decodeIfPresent(RateValue.self, forKey: .reenterRate)
+        reconnectRate = try c.decodeIfPresent(RateValue.self, forKey: .reconnectRate)
+        resendProbability = try c.decodeIfPresent(ProbabilityValue.self, forKey: .resendProbability)
     }
 }
 

@@ -14,16 +14,24 @@ extension World {
         case .churn: return w.churnRate
         case .read: return w.readRate
         case .typing: return w.typingRate
-        case .burstStart, .burstLike, .recall, .rejoin: return nil
+        case .history: return w.historyRate
+        case .kvRead: return w.kvReadRate
+        case .kvWrite: return w.kvWriteRate
+        case .reenter: return w.reenterRate
+        case .reconnect: return w.reconnectRate
+        case .burstStart, .burstLike, .recall, .rejoin, .historyPage, .reconnectBack, .resend: return nil
         }
     }
 
     func scheduleWorkload() {
         guard let w = scenario.workload else { return }
         for u in users.indices where users[u].active {
-            for kind in [WorkloadKind.privateMessage, .groupMessage, .chatroomMessage, .like, .churn, .read, .typing] {
+            // New kinds go at the end: a kind without a rate draws nothing, so older scenarios
+            // keep their random sequence.
+            for kind in [WorkloadKind.privateMessage, .groupMessage, .chatroomMessage, .like, .churn, .read, .typing,
+                         .history, .kvRead, .kvWrite, .reenter, .reconnect] {
                 if kind == .groupMessage && users[u].groups.isEmpty { continue }
-                if [.chatroomMessage, .like, .churn].contains(kind) && users[u].rooms.isEmpty { continue }
+                if [.chatroomMessage, .like, .churn, .kvRead, .kvWrite, .reenter].contains(kind) && users[u].rooms.isEmpty { continue }
                 scheduleNext(kind, user: u)
             }
         }
@@ -60,9 +68,18 @@ extension World {
         guard phase == .active else { return }
         defer {
             switch kind {
-            case .burstLike, .recall, .rejoin, .burstStart: break
+            case .burstLike, .recall, .rejoin, .burstStart, .historyPage, .reconnectBack, .resend: break
             default: scheduleNext(kind, user: u)
             }
+        }
+        switch kind {
+        case .historyPage, .reconnectBack, .resend:
+            // Continuations of something a device started: not tied to the acting device.
+            appBehaviour(user: u, kind: kind)
+            runPendingAppCalls()
+            return
+        default:
+            break
         }
         guard let d = actingDevice(u) else { return }
         var rng = users[u].workloadRng
@@ -117,10 +134,69 @@ extension World {
                 if devices[dev].isRunning { appCall(dev, .recall(messageId: id)) }
                 break
             }
-        case .burstStart:
+        case .history:
+            // The user opens a conversation (one of the newest ten) and scrolls back.
+            guard users[u].paging == nil, let list = try? devices[d].store.conversationList(),
+                  let conv = rng.pick(Array(list.prefix(10))) else { return }
+            let pages = scenario.workload?.historyPages ?? 3
+            users[u].paging = (d, conv.key, pages - 1)
+            appCall(d, .getHistory(conversation: conv.key, beforeMessageId: -1, count: Int32(IMStore.historyPageLimit)))
+            if pages > 1 { sim.schedule(.workload(user: Int32(u), kind: .historyPage), to: node(d), after: historyInterval) }
+        case .kvRead:
+            guard let r = users[u].rooms.first else { return }
+            appCall(d, .getChatroomKV(roomId: r))
+        case .kvWrite:
+            guard let r = users[u].rooms.first else { return }
+            let key = ["topic", "pinned", "score", "host", "mode"][Int(rng.below(5))]
+            appCall(d, .setChatroomKV(roomId: r, key: key, value: "\(users[u].id)-\(rng.below(1000))", autoDelete: false, force: false))
+        case .reenter:
+            // Re-entering the room screen joins again while still in the room.
+            guard let r = users[u].rooms.first, devices[d].status == .connected else { return }
+            let count = rooms.first { $0.id == r }?.joinCount ?? 10
+            appCall(d, .joinChatroom(roomId: r, messageCount: count))
+        case .reconnect:
+            // The user signs out and back in a little later.
+            guard devices[d].status == .connected, !users[u].reconnecting.contains(d) else { return }
+            deliberatelyOffline.insert(d)
+            appCall(d, .disconnect)
+            users[u].reconnecting.append(d)
+            sim.schedule(.workload(user: Int32(u), kind: .reconnectBack), to: node(d),
+                         after: rng.uniform(SimDuration.seconds(2)...SimDuration.seconds(30)))
+        case .burstStart, .historyPage, .reconnectBack, .resend:
             break
         }
         runPendingAppCalls()
+    }
+
+    var historyInterval: SimDuration { scenario.workload?.historyInterval?.duration ?? .seconds(2) }
+
+    /// The continuation of an app behaviour on the device that started it.
+    func appBehaviour(user u: Int, kind: WorkloadKind) {
+        switch kind {
+        case .historyPage:
+            guard let p = users[u].paging else { return }
+            guard devices[p.device].isRunning, let before = devices[p.device].historyCursor[p.conversation], p.left > 0 else {
+                users[u].paging = nil
+                return
+            }
+            users[u].paging = p.left > 1 ? (p.device, p.conversation, p.left - 1) : nil
+            appCall(p.device, .getHistory(conversation: p.conversation, beforeMessageId: before, count: Int32(IMStore.historyPageLimit)))
+            if p.left > 1 { sim.schedule(.workload(user: Int32(u), kind: .historyPage), to: node(p.device), after: historyInterval) }
+        case .reconnectBack:
+            guard !users[u].reconnecting.isEmpty else { return }
+            let d = users[u].reconnecting.removeFirst()
+            guard devices[d].isRunning else { return }
+            deliberatelyOffline.remove(d)
+            appCall(d, .connect(token: devices[d].token, timeLimitSeconds: 0))
+        case .resend:
+            for dev in users[u].devices where !devices[dev].resendQueue.isEmpty {
+                let id = devices[dev].resendQueue.removeFirst()
+                if devices[dev].isRunning { appCall(dev, .resend(messageId: id)) }
+                break
+            }
+        default:
+            break
+        }
     }
 
     /// A like storm: every member of every room sends likes at the burst rate for `length`.

@@ -44,6 +44,14 @@ struct DeviceHost {
     var lastFailedMessageId: Int64?
     var lastSentOk: (messageId: Int64, messageUId: String)?
     var recallQueue: [Int64] = []
+    /// FAILED messages the user will tap "resend" on (workload `resendProbability`).
+    var resendQueue: [Int64] = []
+    /// Per conversation: the last messageId of the last history page (the app's scroll position;
+    /// absent once a page came back short).
+    var historyCursor: [ConversationKey: Int64] = [:]
+    /// Rooms the app itself asked to quit (a `chatroomQuit` for any other room came from the SDK,
+    /// e.g. on disconnect, and the app joins again on its next `connected`).
+    var appQuitRequested: Set<String> = []
 
     var isRunning: Bool { if case .running = lifecycle { true } else { false } }
     var isForeground: Bool { lifecycle == .running(foreground: true) }
@@ -68,4 +76,8 @@ struct UserHost {
     var contacts: [String] = []
     var active = true
     var workloadRng: RandomStream
+    /// The history paging in progress: device, conversation, pages still to read.
+    var paging: (device: Int, conversation: ConversationKey, left: Int)?
+    /// Devices this user disconnected on purpose and will connect again.
+    var reconnecting: [Int] = []
 }

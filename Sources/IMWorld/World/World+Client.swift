@@ -51,6 +51,7 @@ extension World {
     }
 
     func appCall(_ d: Int, _ call: ClientAPICall) {
+        if case .quitChatroom(let room) = call { devices[d].appQuitRequested.insert(room) }
         pendingAppCalls.append((d, call))
     }
 
@@ -78,6 +79,13 @@ extension World {
         case .sendResult(let id, let uid, _, let error):
             if error != nil {
                 devices[d].lastFailedMessageId = id
+                // The user may tap "resend" on the failed message a little later.
+                if id != 0, let p = scenario.workload?.resendProbability?.ratio, !p.isZero,
+                   users[devices[d].userIndex].workloadRng.chance(p) {
+                    let delay = users[devices[d].userIndex].workloadRng.uniform(SimDuration.seconds(1)...SimDuration.seconds(30))
+                    devices[d].resendQueue.append(id)
+                    sim.schedule(.workload(user: Int32(devices[d].userIndex), kind: .resend), to: node(d), after: delay)
+                }
             } else if let uid {
                 devices[d].lastSentOk = (id, uid)
                 if let rate = scenario.workload?.recallProbability.ratio, !rate.isZero,
@@ -87,6 +95,18 @@ extension World {
                     sim.schedule(.workload(user: Int32(devices[d].userIndex), kind: .recall), to: node(d), after: delay)
                 }
             }
+        case .history(let conv, let messages):
+            // The scroll position: the next page continues before the last row shown (an empty
+            // page: the top was reached).
+            if let last = messages.last {
+                devices[d].historyCursor[conv] = last.messageId
+            } else {
+                devices[d].historyCursor[conv] = nil
+            }
+        case .chatroomQuit(let room):
+            // A quit the app did not ask for (the SDK left the room on disconnect): the app
+            // joins its room again on its next `connected`.
+            if devices[d].appQuitRequested.remove(room) == nil { devices[d].joinedRoomsThisAppRun = false }
         default:
             break
         }
@@ -100,6 +120,8 @@ extension World {
         devices[d].core = ClientCore(identity: devices[d].identity, config: clientConfig, store: devices[d].store)
         devices[d].lifecycle = .running(foreground: true)
         devices[d].joinedRoomsThisAppRun = false
+        devices[d].appQuitRequested = []
+        devices[d].historyCursor = [:]
         devices[d].gaveUp = false
         note(.lifecycle(device: d, .started))
         if devices[d].autoConnect {

@@ -33,8 +33,13 @@ extension World {
         c.backgroundCloseAfter = s.client.backgroundCloseAfter.duration
         c.pollInterval = s.client.pollInterval?.duration
         c.reconnectKickEnable = s.client.reconnectKickEnable
+        c.pingBeforeFirstPull = s.client.pingBeforeFirstPull
         c.registry = registry(s)
-        c.bugs = ClientBugs(s.client.bugs)
+        // The core writes these to its store at start, so they must be in its config.
+        c.messageUIdDedup = s.client.storeDedup
+        // `recallDecrementsUnread: false` is what the B14 switch does (the core sets the store
+        // option on every recall).
+        c.bugs = ClientBugs(s.client.bugs + (s.client.recallDecrementsUnread ? [] : [.B14]))
         return c
     }
 

@@ -67,9 +67,23 @@ extension World {
         case .removeKV(let room, let key, let force):
             guard let d else { return }
             appCall(d, .removeChatroomKV(roomId: room, key: key, force: force))
-        case .history(let conv, let count):
+        case .history(let conv, let count, let pages, let interval):
             guard let d else { return }
-            appCall(d, .getHistory(conversation: conv, beforeMessageId: -1, count: count))
+            // Page 1 from the newest; each later page continues before the last row shown.
+            let before: Int64
+            if repeatIndex == 0 {
+                before = -1
+            } else {
+                guard let cursor = devices[d].historyCursor[conv] else { return }
+                before = cursor
+            }
+            appCall(d, .getHistory(conversation: conv, beforeMessageId: before, count: count))
+            if repeatIndex + 1 < pages {
+                sim.schedule(.script(step: Int32(i), repeatIndex: Int32(repeatIndex + 1)), to: worldNode, after: interval)
+            }
+        case .getKV(let room):
+            guard let d else { return }
+            appCall(d, .getChatroomKV(roomId: room))
         case .background:
             if let d { appBackground(d) }
         case .foreground:

@@ -74,6 +74,8 @@ public enum WorldEvent: SimPayload, Sendable {
 
 public enum WorkloadKind: UInt8, Sendable, CaseIterable {
     case privateMessage, groupMessage, chatroomMessage, like, churn, read, typing, burstStart, burstLike, recall, rejoin
+    // App behaviours (appended: trace records keep the raw values above).
+    case history, historyPage, kvRead, kvWrite, reenter, reconnect, reconnectBack, resend
 }
 
 extension ClientTimer {
