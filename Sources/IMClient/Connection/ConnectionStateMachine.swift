@@ -379,6 +379,17 @@ struct ConnectionStateMachine: Sendable {
             if !settings.b11 { s.call.backoffIndex = 0 }
             scheduleRetry(s.call, reason: "\(reason)\(settings.b11 ? " (B11: backoff not reset)" : "")", &out)
             return []
+        case .opening(var s):
+            // An attempt is in flight: it goes on; if it fails, the schedule starts again at 0.
+            guard !settings.b11 else { return [] }
+            s.call.backoffIndex = 0
+            state = .opening(s)
+            return []
+        case .awaitingConnack(var s):
+            guard !settings.b11 else { return [] }
+            s.call.backoffIndex = 0
+            state = .awaitingConnack(s)
+            return []
         default:
             return []
         }

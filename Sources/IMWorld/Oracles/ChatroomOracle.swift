@@ -49,6 +49,8 @@ final class ChatroomOracle: Oracle {
     private var quotaWindow: [String: (window: Int64, lowAdmitted: Int)] = [:]
     private var roomWhitelists: [String: Set<String>] = [:]
     private var chatroomConfig: ChatroomConfig?
+    /// Devices whose last join API call was for the room they were already in.
+    private var reentering: Set<Int> = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
@@ -56,6 +58,7 @@ final class ChatroomOracle: Oracle {
         switch input {
         case .api(.joinChatroom(let r, let n)), .api(.joinExistChatroom(let r, let n)):
             joinCount[d] = n
+            if inRoom[d] == r { reentering.insert(d) } else { reentering.remove(d) }
             inRoom[d] = r
         case .api(.quitChatroom(let r)):
             if inRoom[d] == r { inRoom[d] = nil }
@@ -86,7 +89,10 @@ final class ChatroomOracle: Oracle {
                     rejoinedThisSession.insert(d)
                     // Only a first join pulls the newest `count`; a rejoin pulls from the room cursor.
                     if f.topic == Topic.joinChrm.rawValue {
-                        awaitingJoinPull.insert(world.deviceId(d))
+                        // A join of the room the app is already in (re-entering the room screen)
+                        // may cross an increment pull still in flight, which the server answers
+                        // first: only a fresh join's pull is checked.
+                        if !reentering.contains(d) { awaitingJoinPull.insert(world.deviceId(d)) }
                         lastJoinWasRejoin.remove(d)
                         if let r = inRoom[d] { appToldAt[d, default: [:]][r] = world.now }
                     } else {

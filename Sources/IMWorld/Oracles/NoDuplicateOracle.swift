@@ -96,7 +96,9 @@ final class NoDuplicateOracle: Oracle {
                     suite.report(name, device: d, conversation: m.conversation, messageUId: uid,
                                  "duplicate: messageUId \(uid) notified to the app twice on \(world.deviceId(d))")
                 }
-            case .callback(.chatroomQuit(let room)), .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)):
+            case .callback(.chatroomQuit(let room)), .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)),
+                 .callback(.chatroomJoinFailed(let room, _)):
+                // (A failed join forgets the room and deletes its local messages, as a quit does.)
                 forget(room: room, device: d)
             default:
                 break

@@ -86,7 +86,10 @@ final class NoLossOracle: Oracle {
                 if appRoom[d] == room { joinedOnConnection[d] = true }
             case .note(.chatroomState(let room, let joined)):
                 if appRoom[d] == room { joinedOnConnection[d] = joined }
-            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)), .callback(.chatroomQuit(let room)):
+            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)), .callback(.chatroomQuit(let room)),
+                 .callback(.chatroomJoinFailed(let room, _)):
+                // (A failed join — e.g. a re-entry whose connection died — tells the app it is in
+                // no room: the SDK will not rejoin it, and says so.)
                 if appRoom[d] == room { appRoom[d] = nil }
                 leaveRoom(room, device: d)
             default:

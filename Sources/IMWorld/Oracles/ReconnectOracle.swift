@@ -18,6 +18,8 @@ final class ReconnectOracle: Oracle {
     private var resetDue: [String?] = []
     // Server-side session history, per deviceId.
     private var lastApiConnect: [Int: SimTime] = [:]
+    /// Devices that connected since their last `connect()` (their retries carry the reconnect flag).
+    private var connectedSinceApiConnect: Set<Int> = []
     private var lastSessionEnd: [String: SimTime] = [:]
     private var sessionStart: [String: SimTime] = [:]
 
@@ -40,6 +42,7 @@ final class ReconnectOracle: Oracle {
         case .networkChanged(available: false):
             waiting[d] = nil
         case .api(.connect):
+            connectedSinceApiConnect.remove(d)
             stopped[d] = nil
             lastApiConnect[d] = world.now
         case .api(.disconnect):
@@ -100,6 +103,7 @@ final class ReconnectOracle: Oracle {
             case .callback(.connectionStatus(.connected)):
                 expectReset[d] = false
                 waiting[d] = nil
+                connectedSinceApiConnect.insert(d)
             default:
                 break
             }
@@ -117,7 +121,9 @@ final class ReconnectOracle: Oracle {
                 // A stale reconnect: `by` reconnected on its own (no connect() since its last
                 // session ended) and the victim logged in after that session ended.
                 guard let byIndex = world.deviceIndex(by), let byEnd = lastSessionEnd[by] else { continue }
-                let reconnecting = (lastApiConnect[byIndex] ?? .zero) < byEnd
+                // (And the SDK's own retry chain had connected before: a first connect() that
+                // only gets through now is a newer login, which may kick — im-semantics §5.)
+                let reconnecting = (lastApiConnect[byIndex] ?? .zero) < byEnd && connectedSinceApiConnect.contains(byIndex)
                 // (≥: the victim's login may be what ended `by`'s session — it kicked `by`'s
                 // half-open session, which `by` never learnt of.)
                 if reconnecting, let vStart = sessionStart[victim], vStart >= byEnd {
