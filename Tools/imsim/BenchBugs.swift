@@ -54,11 +54,11 @@ struct BenchBugs: ParsableCommand {
         .B6: Target(scenario: "everyday", oracle: "chatroom"),
         .B7: Target(scenario: "everyday", oracle: "chatroom"),
         .B8: Target(scenario: "everyday", oracle: "chatroom"),
-        .B9: Target(scenario: "everyday-busyroom", oracle: "chatroom", offScenario: "everyday"),
+        .B9: Target(scenario: "busy-room", oracle: "chatroom", offScenario: "everyday"),
         .B10: Target(scenario: "quickstart", oracle: "no-duplicate"),
         .B11: Target(scenario: "everyday", oracle: "reconnect"),
         .B12: Target(scenario: "everyday", oracle: "reconnect"),
-        .B13: Target(scenario: "everyday", oracle: "chatroom"),
+        .B13: Target(scenario: "chatroom-storm", oracle: "chatroom"),
         .B14: Target(scenario: "quickstart", oracle: "unread"),
     ]
 

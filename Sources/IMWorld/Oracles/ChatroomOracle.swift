@@ -96,9 +96,21 @@ final class ChatroomOracle: Oracle {
                         lastJoinWasRejoin.remove(d)
                         if let r = inRoom[d] { appToldAt[d, default: [:]][r] = world.now }
                     } else {
+                        // A rejoin pulls from the room cursor; a join pull still awaited from a
+                        // connection that died is not coming.
+                        awaitingJoinPull.remove(world.deviceId(d))
                         lastJoinWasRejoin.insert(d)
                     }
                 }
+            case .closeConnection:
+                // The SDK gave up on its connection (ping or request timeout): a session shorter
+                // than the rejoin grace owed no rejoin; a pullKV on it may be lost, and the next
+                // connection owes the attributes afresh.
+                checkRejoin(world, d)
+                sessionStart[d] = nil
+                connectionGeneration[d, default: 0] += 1
+                kvOwedSince[d] = nil
+                awaitingJoinPull.remove(world.deviceId(d))
             case .callback(.chatroomJoined(let room)):
                 // A (new) join: the attributes are owed afresh.
                 kvSynced[d]?.remove(room)
