@@ -27,9 +27,10 @@ struct BenchBugs: ParsableCommand {
     @Option(help: "Seed offsets per bug.") var offsets = 5
     @Option(help: "Distance between the offsets' first seeds.") var stride: UInt64 = 10_000
     @Option(name: .customLong("max-seeds"), help: "Seeds tried per offset before giving up.") var maxSeeds = 300
-    @Option(name: .customLong("shrink-runs"), help: "Run budget of the shrinker per bug (0: no shrinking).") var shrinkRuns = 60
+    @Option(name: .customLong("shrink-runs"), help: "Run budget of the shrinker per bug (0: no shrinking).") var shrinkRuns = 40
     @Option(help: "Only these bugs (e.g. B1,B6).") var bugs: String?
     @Flag(help: "Print JSON instead of a table.") var json = false
+    @Option(name: .customLong("json-out"), help: "Also write the JSON report to this file.") var jsonOut: String?
 
     func validate() throws {
         guard offsets >= 1, maxSeeds >= 1, shrinkRuns >= 0, stride >= 1 else {
@@ -109,6 +110,7 @@ struct BenchBugs: ParsableCommand {
         }
         let report = Report(build: IMSimVersion.buildConfiguration, offsets: offsets, stride: stride, maxSeeds: maxSeeds,
                             shrinkRuns: shrinkRuns, rows: rows, totalWallSeconds: total)
+        if let jsonOut { try Data((BenchFormat.json(report) + "\n").utf8).write(to: URL(fileURLWithPath: jsonOut)) }
         if json {
             print(BenchFormat.json(report))
         } else {
