@@ -1,0 +1,61 @@
+import Foundation
+import IMClient
+import IMServer
+import IMStore
+import IMWire
+import SimKernel
+import Testing
+@testable import IMWorld
+
+/// "Sometimes" counters: what a run exercised.
+@Suite struct CoverageCounterTests {
+    @Test func countsWhatHappened() throws {
+        // A reset that loses a PUBACK, a resend absorbed by the server, a quota drop in a room.
+        let s = try duo("coverage", server: #"{"multiDeviceSync": false, "chatroom": {"quotaCapacity": 4, "quotaReservedHigh": 2}}"#,
+                        extra: #", "chatrooms": [{"id": "hall", "members": ["alice", "bob"], "joinCount": 10}]"#, script: """
+            {"at": "5s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "are you there?"},
+            {"at": "5.07s", "device": "alice-phone", "action": "reset"},
+            {"at": "8s", "device": "alice-phone", "action": "resend"},
+            {"at": "10s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "burst", "count": 5, "interval": "10ms"}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let c = try #require(run.suite?.coverage.counts)
+        #expect(c["fault: reset"] == 1)
+        #expect(c["resend"] == 1)
+        #expect(c["idempotent accept"] == 1)
+        #expect(c["drop: chatroomQuota"] == 1)
+        #expect(c["chatroom message"] == 5)
+        #expect(c["connection closed: reset"] == 1)
+        #expect((c["reconnect scheduled"] ?? 0) >= 1)
+        // The counters agree with the events they count.
+        #expect(c["chatroom message"] == tap.accepted.filter { $0.conversation.type == .chatroom }.count)
+        #expect(c["drop: chatroomQuota"] == tap.drops.filter { $0.reason == .chatroomQuota }.count)
+        #expect(c["server restart"] == nil && c["chatroom kicked"] == nil)
+    }
+
+    @Test func quietRunCountsNoFaults() throws {
+        let s = try duo("coverage-quiet", script: #"{"at": "5s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "hi"}"#)
+        let (run, _) = try runOracles(s)
+        expectClean(run)
+        let suite = try #require(run.suite)
+        #expect(!suite.coverage.counts.keys.contains { $0.hasPrefix("fault: ") || $0.hasPrefix("drop: ") })
+        #expect(suite.coverage.counts["resend"] == nil)
+        // Sorted by name, for a stable print-out.
+        let names = suite.coverage.sorted.map(\.0)
+        #expect(names == names.sorted())
+        #expect(suite.coverage.sorted.allSatisfy { $0.1 > 0 })
+    }
+
+    @Test func sameSeedSameCounters() throws {
+        let (s, _) = try Scenario.load(pathOrName: "quickstart")
+        func counts() throws -> [String: Int] {
+            let run = try ScenarioRun(scenario: s, seed: 5, oracles: OracleOptions(scenarioArgument: "quickstart"))
+            run.run(until: SimTime.zero + .seconds(60))
+            return try #require(run.suite).coverage.counts
+        }
+        let a = try counts()
+        #expect(!a.isEmpty)
+        #expect(a == (try counts()))
+    }
+}
