@@ -32,8 +32,10 @@ import Testing
         #expect(run.world.convergedAt == nil)
         #expect(run.world.now == run.world.deadlineTime)
         let last = try #require(tap.events.last)
-        // The message's conversation as the server keys it (the sender's view).
-        expectReport(v, oracle: "no-loss", device: "alice-phone", conversation: ConversationKey(.privateChat, "alice"),
+        // The conversation as alice-phone keys it (her chat with bob), not the server's key
+        // (the sender's view, private:alice).
+        #expect(old.conversation == ConversationKey(.privateChat, "alice"))
+        expectReport(v, oracle: "no-loss", device: "alice-phone", conversation: ConversationKey(.privateChat, "bob"),
                      index: last.index, time: run.world.deadlineTime, scenario: "loss-b3")
         #expect(v.messageUId == old.messageUId)
         #expect(v.detail.contains("never reached alice-phone") && v.detail.contains("no drop explains it"), "\(v.detail)")
