@@ -16,7 +16,10 @@ final class ChatroomOracle: Oracle {
     /// Per room: the newest accepted, not dropped, messages (uid, sending device), up to 50.
     private var history: [String: [(uid: String, device: String?)]] = [:]
     private var joinCount: [Int: Int32] = [:]
-    private var awaitingJoinPull: Set<String> = []   // deviceIds
+    /// Per deviceId: the chrmPull requests of the current connection not answered yet, in order
+    /// (true = the join pull, sent with the `chatroomJoined` callback). The server answers a
+    /// connection's requests in order, so the join pull's answer is not an earlier pull's.
+    private var chrmPullsInFlight: [String: [Bool]] = [:]
     // Rejoin tracking per device.
     private var inRoom: [Int: String] = [:]
     private var connectedOnce: Set<Int> = []
@@ -60,6 +63,7 @@ final class ChatroomOracle: Oracle {
         case .api(.quitChatroom(let r)):
             if inRoom[d] == r { inRoom[d] = nil }
         case .transport(.closed):
+            chrmPullsInFlight[world.deviceId(d)] = nil
             checkRejoin(world, d)
             sessionStart[d] = nil
             connectionGeneration[d, default: 0] += 1
@@ -82,11 +86,14 @@ final class ChatroomOracle: Oracle {
         for e in effects {
             switch e {
             case .send(_, let frames):
+                for f in frames where f.topic == Topic.chrmPull.rawValue {
+                    let isJoinPull = effects.contains { if case .callback(.chatroomJoined) = $0 { true } else { false } }
+                    chrmPullsInFlight[world.deviceId(d), default: []].append(isJoinPull)
+                }
                 for f in frames where f.topic == Topic.joinChrmR.rawValue || f.topic == Topic.joinChrm.rawValue {
                     rejoinedThisSession.insert(d)
                     // Only a first join pulls the newest `count`; a rejoin pulls from the room cursor.
                     if f.topic == Topic.joinChrm.rawValue {
-                        awaitingJoinPull.insert(world.deviceId(d))
                         lastJoinWasRejoin.remove(d)
                         if let r = inRoom[d] { appToldAt[d, default: [:]][r] = world.now }
                     } else {
@@ -140,6 +147,7 @@ final class ChatroomOracle: Oracle {
     func world(_ world: World, note: WorldNote) {
         // A killed app is in no room and its next connection is a fresh start, not a reconnect.
         if case .lifecycle(let d, .killed) = note {
+            chrmPullsInFlight[world.deviceId(d)] = nil
             inRoom[d] = nil
             connectedOnce.remove(d)
             sessionStart[d] = nil
@@ -244,16 +252,20 @@ final class ChatroomOracle: Oracle {
                     }
                     overflow.removeAll()
                 }
-                guard awaitingJoinPull.remove(dev) != nil, let d = world.deviceIndex(dev), let room = inRoom[d] else { continue }
+                guard chrmPullsInFlight[dev]?.isEmpty == false, chrmPullsInFlight[dev]!.removeFirst(),
+                      let d = world.deviceIndex(dev), let room = inRoom[d] else { continue }
                 let n = joinCount[d] ?? 10
                 let want = n < 0 ? 0 : n == 0 ? 10 : min(Int(n), 50)
                 // A device's own messages are already in its store; the pull leaves them out.
                 let h = history[room, default: []].filter { $0.device != dev }.map(\.uid)
                 let expected = Array(h.suffix(want))
                 // Messages accepted after the pull was answered cannot be in it; compare as sets.
-                if Set(uids) != Set(expected) && uids.count != min(want, h.count) {
+                // A room message outside the newest `want` is wrong even when the count is right.
+                let older = uids.first { u in !expected.contains(u) && h.contains(u) }
+                if Set(uids) != Set(expected) && (uids.count != min(want, h.count) || older != nil) {
                     suite.report(name, device: d, conversation: ConversationKey(.chatroom, room),
-                                 "join pull with count \(n) returned \(uids.count) message(s); the newest \(expected.count) were expected")
+                                 "join pull with count \(n) returned \(uids.count) message(s); the newest \(expected.count) were expected" +
+                                 (older.map { " (\($0) is not among them)" } ?? ""))
                 }
             default:
                 break

@@ -155,26 +155,75 @@ import Testing
         #expect(uids == tap.accepted.suffix(2).map(\.messageUId))
     }
 
-    @Test func joinPullWithTooFewIsReported() throws {
+    static func joined(_ e: ClientEffect) -> Bool { if case .callback(.chatroomJoined("hall")) = e { true } else { false } }
+
+    /// Feeds the chatroom oracle a hand-made answer to alice's join pull right when that pull goes
+    /// out (with the `chatroomJoined` callback); the server's real answer then finds nothing
+    /// awaited. `pick` chooses its messages from those accepted so far, oldest first.
+    func handMadeJoinPull(_ pick: @escaping ([String]) -> [String]) throws -> (ScenarioRun, IndexedTap) {
         let hook = Hook()
-        var injectedAt: (UInt64, SimTime)?
-        let (run, tap) = try runOracles(joinPull(), observers: [hook]) { run in
+        return try runOracles(joinPull(), observers: [hook]) { run in
             let o = try oracle(run, "chatroom")
             let alice = try run.device("alice-phone")
+            var done = false
             hook.onClientEffects = { world, d, effects in
-                guard d == alice, injectedAt == nil,
-                      effects.contains(where: { if case .send(_, let f) = $0 { f.contains { $0.topic == Topic.joinChrm.rawValue } } else { false } })
-                else { return }
-                injectedAt = (0, world.now)
-                let newest = run.suite!.paths.acceptedMessages.values.map(\.messageUId).sorted().last!
-                o.world(world, serverEffects: [.event(.pulled(ConnectionID(999), userId: "alice", deviceId: "alice-phone",
-                                                              topic: Topic.chrmPull.rawValue, messageUIds: [newest], syncTime: 0, finished: true))])
+                guard d == alice, !done, effects.contains(where: Self.joined) else { return }
+                done = true
+                let accepted = run.suite!.paths.acceptedMessages.values.sorted { ($0.dataTime, $0.messageUId) < ($1.dataTime, $1.messageUId) }
+                o.world(world, serverEffects: [.event(.pulled(ConnectionID(999), userId: "alice", deviceId: "alice-phone", topic: Topic.chrmPull.rawValue,
+                                                              messageUIds: pick(accepted.map(\.messageUId)), syncTime: 0, finished: true))])
             }
         }
+    }
+
+    func joinSent(_ run: ScenarioRun, _ tap: IndexedTap) throws -> IndexedTap.ClientOut {
+        try #require(tap.clientEffects(on: try run.device("alice-phone"), Self.joined).first)
+    }
+
+    @Test func joinPullWithTooFewIsReported() throws {
+        let (run, tap) = try handMadeJoinPull { Array($0.suffix(1)) }
         let v = try onlyViolation(run)
-        let join = try #require(tap.clientEffects(on: try run.device("alice-phone"), { if case .send(_, let f) = $0 { f.contains { $0.topic == Topic.joinChrm.rawValue } } else { false } }).first)
+        let join = try joinSent(run, tap)
         expectReport(v, oracle: "chatroom", device: "alice-phone", conversation: Self.hall, index: join.index, time: join.time, scenario: "room-pull")
         #expect(v.detail == "join pull with count 2 returned 1 message(s); the newest 2 were expected")
+    }
+
+    /// The right number of messages, but not the newest: the two oldest.
+    @Test func joinPullWithTheOldestIsReported() throws {
+        let (run, tap) = try handMadeJoinPull { Array($0.prefix(2)) }
+        let v = try onlyViolation(run)
+        let join = try joinSent(run, tap)
+        expectReport(v, oracle: "chatroom", device: "alice-phone", conversation: Self.hall, index: join.index, time: join.time, scenario: "room-pull")
+        #expect(v.detail.hasPrefix("join pull with count 2 returned 2 message(s)"), "\(v.detail)")
+    }
+
+    /// The newest two, hand-made: exactly what the server would answer.
+    @Test func joinPullWithTheNewestIsClean() throws {
+        let (run, _) = try handMadeJoinPull { Array($0.suffix(2)) }
+        expectClean(run)
+    }
+
+    /// A regular chrmPull (for bob's 4th message) is still unanswered when alice's app joins the
+    /// room again: its answer (1 message) arrives after the joinChrm went out and is not the join
+    /// pull's (all 4). Regression: the oracle took the first chrmPull answer after a joinChrm for
+    /// the join pull and reported "returned 1 message(s); the newest 4 were expected".
+    @Test func anEarlierPullAnsweredAfterTheJoinIsNotTheJoinPull() throws {
+        let s = try duo("room-pull-race", extra: Self.room, script: """
+            {"at": "1s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "m", "count": 3, "interval": "1s"},
+            {"at": "5s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "fourth"},
+            {"at": "5.12s", "device": "alice-phone", "action": "join", "room": "hall", "count": 10}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let join = try #require(tap.clientEffects(on: try run.device("alice-phone")) {
+            if case .send(_, let f) = $0 { f.contains { $0.topic == Topic.joinChrm.rawValue } } else { false } }.last)
+        #expect(join.time == SimTime.zero + .milliseconds(5_120))
+        let answers = tap.serverEvents { if case .pulled(_, _, "alice-phone", Topic.chrmPull.rawValue, _, _, _) = $0 { true } else { false } }
+            .filter { $0.time > join.time }
+            .compactMap { (o: IndexedTap.ServerOut) -> [String]? in if case .event(.pulled(_, _, _, _, let u, _, _)) = o.effect { u } else { nil } }
+        #expect(tap.accepted.count == 4)
+        // The race happened: first the old pull's answer (the 4th message), then the join pull's (all 4).
+        #expect(answers == [[tap.accepted[3].messageUId], tap.accepted.map(\.messageUId)])
     }
 
     /// Quit: the room's local messages are deleted. A hand-made `chatroomQuit` callback while they
