@@ -20,6 +20,8 @@ final class ChatroomOracle: Oracle {
     /// (true = the join pull, sent with the `chatroomJoined` callback). The server answers a
     /// connection's requests in order, so the join pull's answer is not an earlier pull's.
     private var chrmPullsInFlight: [String: [Bool]] = [:]
+    /// deviceId of each server connection (a refused chrmPull is answered without a `pulled`).
+    private var connectionDevice: [ConnectionID: String] = [:]
     // Rejoin tracking per device.
     private var inRoom: [Int: String] = [:]
     private var connectedOnce: Set<Int> = []
@@ -245,6 +247,10 @@ final class ChatroomOracle: Oracle {
                 overflow.append((user, conv.targetId, uid))
             case .chatroomLeft(let room, let user, .offlineKick):
                 offlineKickedAt[user, default: [:]][room] = world.now
+            case .sessionOpened(let c, _, let dev, _, _):
+                connectionDevice[c] = dev
+            case .queryRejected(let c, _, Topic.chrmPull.rawValue, _, _):
+                if let dev = connectionDevice[c], chrmPullsInFlight[dev]?.isEmpty == false { chrmPullsInFlight[dev]!.removeFirst() }
             case .pulled(_, let user, let dev, let topic, let uids, _, _) where topic == Topic.chrmPull.rawValue:
                 if !overflow.isEmpty {
                     for room in Set(overflow.map(\.room)).sorted() {

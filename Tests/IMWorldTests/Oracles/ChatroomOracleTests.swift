@@ -226,6 +226,26 @@ import Testing
         #expect(answers == [[tap.accepted[3].messageUId], tap.accepted.map(\.messageUId)])
     }
 
+    /// alice is banned (1 s) while her pull for bob's message is on its way: the server refuses
+    /// it (23406, no `pulled`). She joins again; bob's next message is pulled after her join
+    /// pull. Regression: the refused pull stayed queued, so the join pull's answer was matched
+    /// to it and the next regular pull's answer (1 message) was judged as the join pull.
+    @Test func aRefusedPullDoesNotShiftTheJoinPull() throws {
+        let s = try duo("room-pull-refused", extra: Self.room, script: """
+            {"at": "5s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "first"},
+            {"at": "5.12s", "action": "banChatroomUser", "room": "hall", "user": "alice", "for": "1s"},
+            {"at": "8s", "device": "alice-phone", "action": "join", "room": "hall", "count": 10},
+            {"at": "10s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "second", "count": 2, "interval": "1s"}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        // The race happened: alice's chrmPull was refused as not in the room.
+        #expect(!tap.serverEvents { if case .queryRejected(_, "alice", Topic.chrmPull.rawValue, "hall", _) = $0 { true } else { false } }.isEmpty)
+        let alice = try run.device("alice-phone")
+        #expect(tap.clientEffects(on: alice, Self.joined).count == 2)
+        for m in tap.accepted.dropFirst() { #expect(tap.stores(of: m.messageUId, on: alice).count == 1) }
+    }
+
     /// Quit: the room's local messages are deleted. A hand-made `chatroomQuit` callback while they
     /// are still stored is reported; the real quit is clean.
     func quit() throws -> Scenario {
