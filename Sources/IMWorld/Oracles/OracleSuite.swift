@@ -116,7 +116,7 @@ public final class OracleSuite: WorldObserver {
                 if offline { coverage.hit("offline message") }
             case .note(.skipped(let uid, _, let reason)):
                 if let uid { paths.skipped(uid, device: device, reason: reason, at: world.now) }
-                coverage.hit("skipped: \(reason)")
+                coverage.hit("skipped: " + Coverage.shape(reason))
             case .note(.reconnectScheduled): coverage.hit("reconnect scheduled")
             case .note(.requestTimedOut): coverage.hit("request timeout")
             case .callback(.chatroomKicked): coverage.hit("chatroom kicked")
@@ -270,6 +270,23 @@ public final class Coverage {
     public private(set) var counts: [String: Int] = [:]
     public init() {}
     public func hit(_ what: String) { counts[what, default: 0] += 1 }
+    /// A reason with its numbers (times, cursors, ids) replaced by `N`, so one kind of event is
+    /// one counter: "dataTime 1767225679701 older than room cursor 1767225683758" →
+    /// "dataTime N older than room cursor N".
+    public static func shape(_ reason: String) -> String {
+        var out = ""
+        var inNumber = false
+        for ch in reason {
+            if ch.isASCII && ch.isNumber {
+                if !inNumber { out.append("N") }
+                inNumber = true
+            } else {
+                out.append(ch)
+                inNumber = false
+            }
+        }
+        return out
+    }
     /// Sorted by name.
     public var sorted: [(String, Int)] { counts.keys.sorted().map { ($0, counts[$0]!) } }
 }

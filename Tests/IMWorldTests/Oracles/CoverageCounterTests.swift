@@ -58,4 +58,31 @@ import Testing
         #expect(!a.isEmpty)
         #expect(a == (try counts()))
     }
+
+    /// A skip reason carries times and cursors; the counter is per kind of skip, not per value
+    /// (regression: every skipped chatroom message made a counter of its own).
+    @Test func skipReasonsAreCountedByKind() throws {
+        let s = try duo("coverage-skips", script: #"{"at": "5s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "hi"}"#)
+        let hook = Hook()
+        let (run, _) = try runOracles(s, observers: [hook]) { run in
+            let suite = try #require(run.suite)
+            var done = false
+            hook.onDispatch = { world, event in
+                guard !done, event.time >= SimTime.zero + .seconds(3) else { return }
+                done = true
+                let room = ConversationKey(.chatroom, "hall")
+                suite.world(world, device: 0, effects: [
+                    .note(.skipped(messageUId: "U1", conversation: room, reason: "dataTime 1767225679701 older than room cursor 1767225683758")),
+                    .note(.skipped(messageUId: "U2", conversation: room, reason: "dataTime 1767225681041 older than room cursor 1767225683760")),
+                    .note(.skipped(messageUId: nil, conversation: room, reason: "s_msg during pull")),
+                ])
+            }
+        }
+        expectClean(run)
+        let c = try #require(run.suite?.coverage.counts)
+        #expect(c["skipped: dataTime N older than room cursor N"] == 2)
+        #expect(c["skipped: s_msg during pull"] == 1)
+        #expect(!c.keys.contains { $0.contains("1767") })
+        #expect(Coverage.shape("chatroom s_ntf time 12 ≤ room cursor 345") == "chatroom s_ntf time N ≤ room cursor N")
+    }
 }
