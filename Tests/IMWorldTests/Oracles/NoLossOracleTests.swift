@@ -158,4 +158,23 @@ import Testing
         #expect(rows.first?.objectName == "RC:RcNtf")
         #expect(try run.world.store(ofDevice: bob).conversation(ConversationKey(.privateChat, "alice"))?.unreadCount == 0)
     }
+
+    /// Offline expiry: bob stays offline longer than the 1-day retention; the server expires the
+    /// inbox entry and records it, so the message bob never gets is explained.
+    @Test func offlineExpiryIsExplained() throws {
+        let s = try duo("loss-expiry", duration: "25h", server: #"{"offlineRetentionDays": 1}"#,
+                        bob: #""startAt": "0s", "autoConnect": false"#, script: """
+            {"at": "5s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "see you tomorrow"},
+            {"at": "24h1m", "device": "bob-phone", "action": "connect"}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let m = try #require(tap.accepted.first)
+        let drops = tap.drops.filter { $0.reason == .offlineExpired }
+        #expect(drops.count == 1)
+        #expect(drops.first?.uid == m.messageUId && drops.first?.user == "bob")
+        let bob = try run.device("bob-phone")
+        #expect(tap.stores(of: m.messageUId, on: bob).isEmpty)
+        #expect(run.world.connectionStatus(ofDevice: bob) == .connected)
+    }
 }

@@ -140,4 +140,21 @@ import Testing
         #expect(opens.count == 2)
         #expect(opens.last?.time == SimTime.zero + .seconds(9))
     }
+
+    /// connect(timeLimit: 5) while the path is cut: the SDK gives up with 34006 and opens no
+    /// connection by itself afterwards — clean (and the device is not expected online).
+    @Test func timeLimitStopsReconnecting() throws {
+        let s = try duo("reconnect-limit", alice: #""autoConnect": false"#, script: """
+            {"at": "1s", "action": "partition", "target": "alice-phone", "for": "30s"},
+            {"at": "2s", "device": "alice-phone", "action": "connect", "timeLimit": 5}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let alice = try run.device("alice-phone")
+        let gaveUp = try #require(tap.clientEffects(on: alice) {
+            if case .callback(.connectError(IMErrorCode.connectTimeLimit.rawValue)) = $0 { true } else { false } }.first)
+        #expect(gaveUp.time <= SimTime.zero + .seconds(8))
+        #expect(tap.clientEffects(on: alice, isOpen).allSatisfy { $0.time < gaveUp.time })
+        #expect(run.world.gaveUp(device: alice))
+    }
 }
