@@ -85,4 +85,37 @@ import Testing
         #expect(!c.keys.contains { $0.contains("1767") })
         #expect(Coverage.shape("chatroom s_ntf time 12 ≤ room cursor 345") == "chatroom s_ntf time N ≤ room cursor N")
     }
+
+    /// The issue's "a reconnect during a pull" and "a same-ms page boundary". carol and bob write
+    /// to alice in the same millisecond (equal dataTimes allowed) while she is offline; her pull
+    /// pages hold 1 message, but the pager takes the equal-dataTime run whole. The connection is
+    /// reset while she is still pulling her backlog.
+    @Test func reconnectDuringAPullAndSameMsPageBoundary() throws {
+        let s = try duo("coverage-pull", server: #"{"pullPageSize": 1, "allowEqualDataTime": true}"#,
+                        alice: #""autoConnect": false"#, extraUsers: #", {"id": "carol", "devices": [{"id": "carol-phone", "startAt": "0s"}]}"#,
+                        script: """
+            {"at": "2s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "same ms"},
+            {"at": "2s", "device": "carol-phone", "action": "send", "to": "private:alice", "text": "same ms"},
+            {"at": "3s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "later", "count": 4, "interval": "250ms"},
+            {"at": "10s", "device": "alice-phone", "action": "connect"},
+            {"at": "10.35s", "device": "alice-phone", "action": "reset"}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let c = try #require(run.suite?.coverage.counts)
+        #expect(tap.accepted.count == 6)
+        #expect(tap.accepted[0].dataTime == tap.accepted[1].dataTime)
+        #expect((c["same-ms page boundary"] ?? 0) >= 1, "\(c)")
+        #expect(c["reconnect during a pull"] == 1, "\(c)")
+        let alice = try run.device("alice-phone")
+        for m in tap.accepted { #expect(tap.stores(of: m.messageUId, on: alice).count == 1) }
+    }
+
+    @Test func plainRunHasNeitherPullCounter() throws {
+        let s = try duo("coverage-plain", script: #"{"at": "5s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "hi"}"#)
+        let (run, _) = try runOracles(s)
+        expectClean(run)
+        let c = try #require(run.suite?.coverage.counts)
+        #expect(c["same-ms page boundary"] == nil && c["reconnect during a pull"] == nil)
+    }
 }
