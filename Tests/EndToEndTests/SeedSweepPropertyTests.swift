@@ -1,5 +1,6 @@
 import Foundation
 import PropertyBased
+import Synchronization
 import Testing
 import IMSim
 
@@ -85,6 +86,27 @@ import IMSim
             #expect(firstLine.hasPrefix("repro: imsim run Traces/bugs/B1.json --seed \(seed) --until "))
             #expect(report.contains("no-duplicate"))
         }
+    }
+}
+
+/// The property machinery end to end: a sweep over a scenario with a bug switch on fails, the
+/// failing seed is shrunk (B1 fails for every seed, so to the lower bound, 1), and the issue the
+/// final run records starts with the repro line for that seed.
+@Suite(.shrinking) struct SeedSweepPropertyFailureTests {
+    @Test func aFailingPropertyShrinksAndPrintsTheRepro() async throws {
+        let scenario = try Scenario.named(repositoryPath("Traces/bugs/B1.json"))
+        let recorded = Mutex<[String]>([])
+        await withKnownIssue {
+            await propertyCheck(count: 3, input: Gen.uint64(in: 1...1_000)) { seed in
+                expectNoViolation(scenario, seed: seed, until: nil, scenarioArgument: "Traces/bugs/B1.json")
+            }
+        } matching: { issue in
+            recorded.withLock { $0.append(issue.comments.map(\.rawValue).joined(separator: "\n")) }
+            return true
+        }
+        let issues = recorded.withLock { $0 }
+        #expect(issues.contains { $0.hasPrefix("repro: imsim run Traces/bugs/B1.json --seed 1 --until ") },
+                "recorded: \(issues.map { $0.prefix(120) })")
     }
 }
 

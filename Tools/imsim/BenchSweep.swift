@@ -25,7 +25,7 @@ struct BenchSweep: ParsableCommand {
     }
 
     @Argument(help: "Scenario names or files (default: quickstart chatroom-storm).") var scenarios: [String] = []
-    @Option(help: "Seeds per scenario and mode (1..N; default: 40 for quickstart, 8 otherwise).") var seeds: Int?
+    @Option(help: "Seeds per scenario and mode (1..N; default: 40 for quickstart, 4 otherwise).") var seeds: Int?
     @Option(help: "Worker processes.") var jobs = 1
     @Option(help: "Simulated-time limit per run (default: the whole scenario).") var until: String?
     @Option(help: "Oracles: both (without, then with), on, off.") var oracles: OracleMode = .both
@@ -82,7 +82,7 @@ struct BenchSweep: ParsableCommand {
         var results: [Figures] = []
         if !json { print(Self.header) }
         for name in names {
-            let n = seeds ?? (name == "quickstart" ? 40 : 8)
+            let n = seeds ?? (name == "quickstart" ? 40 : 4)
             for withOracles in modes {
                 let f = try measure(name, seeds: n, oracles: withOracles)
                 results.append(f)
