@@ -57,6 +57,6 @@ let package = Package(
         .testTarget(name: "IMTraceTests", dependencies: ["IMTrace"]),
         .testTarget(name: "IMReplayTests", dependencies: ["IMReplay"]),
         .testTarget(name: "IMRuntimeTests", dependencies: ["IMRuntime", "IMReplay", "IMWorld"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["IMSim"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["IMSim", propertyBased]),
     ]
 )

@@ -92,6 +92,24 @@ struct ConnectionTests {
         #expect(h.core.reconnectBackoffIndex == 1)
     }
 
+    @Test("foreground / network change during an attempt in flight: the attempt runs on; if it fails the next waits 0 s (B11: 64 s)",
+          arguments: [false, true])
+    func resetDuringAttempt(b11: Bool) {
+        var config = ClientConfig()
+        if b11 { config.bugs = [.b11] }
+        var h = Harness(config: config)
+        h.connectInSync()
+        h.feed(.transport(.closed(.reset)))
+        _ = Self.failingDelays(&h, attempts: 8)          // waiting 32 s now
+        h.fire(.reconnect)
+        #expect(h.effects.opens == 1)                    // attempt 9 in flight
+        h.feed(.networkChanged(available: true))
+        #expect(h.effects.opens == 0)                    // the attempt is not replaced
+        #expect(!h.effects.cancelled.contains(.reconnect))
+        h.feed(.transport(.closed(.refused)))
+        #expect(h.effects.reconnectDelay == (b11 ? .seconds(64) : .zero))
+    }
+
     @Test("B11: foreground / network change do not reset the backoff", arguments: ["foreground", "network"])
     func b11NoReset(trigger: String) {
         var config = ClientConfig()

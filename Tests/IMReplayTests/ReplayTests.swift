@@ -25,6 +25,25 @@ import Testing
         }
     }
 
+    /// The big built-in scenarios, debug-sized: a short window and a spread of devices (first,
+    /// middle, last and two between), which covers mobile/desktop/web and room members.
+    @Test(arguments: ["chatroom-storm", "mixed-1k"])
+    func roundTripReproducesDevicesOfTheBigScenarios(_ name: String) throws {
+        let (sc, _) = try Scenario.load(pathOrName: tracePath("Traces/scenarios/\(name).json"))
+        let world = try ScenarioRun(scenario: sc, seed: 1).world
+        let n = world.deviceCount
+        let picks = [0, n / 4, n / 2, 3 * n / 4, n - 1].map { world.deviceId($0) }
+        let (captures, _) = try recordRun(sc, until: .seconds(20), devices: picks)
+        var compared = 0
+        for d in picks {
+            let report = try replay(captures[d]!)
+            #expect(report.divergence == nil, "\(name) \(d): \(report.divergence.map { "line \($0.line): \($0.captured) vs \($0.replayed)" } ?? "")")
+            #expect(report.violations.isEmpty, "\(name) \(d): \(report.violations.map(\.text))")
+            compared += report.outputsCompared
+        }
+        #expect(compared > 20, "\(name): the window exercised the devices")
+    }
+
     @Test func roundTripThroughZstdFileAndAppKills() throws {
         // A device that is killed and restarted, with a clock step: app start/kill and clock records.
         var sc = Scenario(name: "kills", duration: .seconds(40), users: [UserSpec(id: "alice"), UserSpec(id: "bob")])

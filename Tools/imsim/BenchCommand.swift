@@ -17,6 +17,7 @@ struct BenchCommand: ParsableCommand {
             BenchReplay.self,
             BenchRuntime.self,
             BenchWorld.self,
+            BenchSweep.self,
             BenchBugs.self,
         ]
     )

@@ -290,6 +290,8 @@ struct SweepWorkerCommand: ParsableCommand {
     @Flag var swarm = false
     @Option var until: String?
     @Option var bugs: String?
+    /// `imsim bench sweep` measures sweeps without the oracles too.
+    @Flag(name: .customLong("no-oracles")) var noOracles = false
 
     func run() throws {
         var (sc, _) = try Scenario.load(pathOrName: scenario)
@@ -304,7 +306,7 @@ struct SweepWorkerCommand: ParsableCommand {
             do {
                 var opts = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : "") + BugsOption.reproSuffix(bugs))
                 opts.stopAtFirstViolation = true
-                let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: opts)
+                let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: noOracles ? nil : opts)
                 let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
                 result = SweepResult(seed: seed, run: run, wallSeconds: wall)
             } catch {

@@ -379,16 +379,16 @@ struct ConnectionStateMachine: Sendable {
             if !settings.b11 { s.call.backoffIndex = 0 }
             scheduleRetry(s.call, reason: "\(reason)\(settings.b11 ? " (B11: backoff not reset)" : "")", &out)
             return []
-        case .opening(var s):
-            // An attempt is in flight: it goes on; if it fails, the schedule starts again at 0.
-            guard !settings.b11 else { return [] }
+        case .opening(var s) where !settings.b11 && s.call.backoffIndex > 0:
+            // An attempt is in flight: let it run, but if it fails the schedule starts again at 0.
             s.call.backoffIndex = 0
             state = .opening(s)
+            out.note(.ignored(input: reason, reason: "attempt in flight; backoff reset for the next one"))
             return []
-        case .awaitingConnack(var s):
-            guard !settings.b11 else { return [] }
+        case .awaitingConnack(var s) where !settings.b11 && s.call.backoffIndex > 0:
             s.call.backoffIndex = 0
             state = .awaitingConnack(s)
+            out.note(.ignored(input: reason, reason: "attempt in flight; backoff reset for the next one"))
             return []
         default:
             return []

@@ -16,7 +16,12 @@ final class ChatroomOracle: Oracle {
     /// Per room: the newest accepted, not dropped, messages (uid, sending device), up to 50.
     private var history: [String: [(uid: String, device: String?)]] = [:]
     private var joinCount: [Int: Int32] = [:]
-    private var awaitingJoinPull: Set<String> = []   // deviceIds
+    /// Per deviceId: the chrmPull requests of the current connection not answered yet, in order
+    /// (true = the join pull, sent with the `chatroomJoined` callback). The server answers a
+    /// connection's requests in order, so the join pull's answer is not an earlier pull's.
+    private var chrmPullsInFlight: [String: [Bool]] = [:]
+    /// deviceId of each server connection (a refused chrmPull is answered without a `pulled`).
+    private var connectionDevice: [ConnectionID: String] = [:]
     // Rejoin tracking per device.
     private var inRoom: [Int: String] = [:]
     private var connectedOnce: Set<Int> = []
@@ -49,8 +54,6 @@ final class ChatroomOracle: Oracle {
     private var quotaWindow: [String: (window: Int64, lowAdmitted: Int)] = [:]
     private var roomWhitelists: [String: Set<String>] = [:]
     private var chatroomConfig: ChatroomConfig?
-    /// Devices whose last join API call was for the room they were already in.
-    private var reentering: Set<Int> = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
@@ -58,11 +61,11 @@ final class ChatroomOracle: Oracle {
         switch input {
         case .api(.joinChatroom(let r, let n)), .api(.joinExistChatroom(let r, let n)):
             joinCount[d] = n
-            if inRoom[d] == r { reentering.insert(d) } else { reentering.remove(d) }
             inRoom[d] = r
         case .api(.quitChatroom(let r)):
             if inRoom[d] == r { inRoom[d] = nil }
         case .transport(.closed):
+            chrmPullsInFlight[world.deviceId(d)] = nil
             checkRejoin(world, d)
             sessionStart[d] = nil
             connectionGeneration[d, default: 0] += 1
@@ -85,20 +88,17 @@ final class ChatroomOracle: Oracle {
         for e in effects {
             switch e {
             case .send(_, let frames):
+                for f in frames where f.topic == Topic.chrmPull.rawValue {
+                    let isJoinPull = effects.contains { if case .callback(.chatroomJoined) = $0 { true } else { false } }
+                    chrmPullsInFlight[world.deviceId(d), default: []].append(isJoinPull)
+                }
                 for f in frames where f.topic == Topic.joinChrmR.rawValue || f.topic == Topic.joinChrm.rawValue {
                     rejoinedThisSession.insert(d)
                     // Only a first join pulls the newest `count`; a rejoin pulls from the room cursor.
                     if f.topic == Topic.joinChrm.rawValue {
-                        // A join of the room the app is already in (re-entering the room screen)
-                        // may cross an increment pull still in flight, which the server answers
-                        // first: only a fresh join's pull is checked.
-                        if !reentering.contains(d) { awaitingJoinPull.insert(world.deviceId(d)) }
                         lastJoinWasRejoin.remove(d)
                         if let r = inRoom[d] { appToldAt[d, default: [:]][r] = world.now }
                     } else {
-                        // A rejoin pulls from the room cursor; a join pull still awaited from a
-                        // connection that died is not coming.
-                        awaitingJoinPull.remove(world.deviceId(d))
                         lastJoinWasRejoin.insert(d)
                     }
                 }
@@ -110,7 +110,7 @@ final class ChatroomOracle: Oracle {
                 sessionStart[d] = nil
                 connectionGeneration[d, default: 0] += 1
                 kvOwedSince[d] = nil
-                awaitingJoinPull.remove(world.deviceId(d))
+                chrmPullsInFlight[world.deviceId(d)] = nil
             case .callback(.chatroomJoined(let room)):
                 // A (new) join: the attributes are owed afresh.
                 kvSynced[d]?.remove(room)
@@ -158,6 +158,7 @@ final class ChatroomOracle: Oracle {
     func world(_ world: World, note: WorldNote) {
         // A killed app is in no room and its next connection is a fresh start, not a reconnect.
         if case .lifecycle(let d, .killed) = note {
+            chrmPullsInFlight[world.deviceId(d)] = nil
             inRoom[d] = nil
             connectedOnce.remove(d)
             sessionStart[d] = nil
@@ -255,6 +256,10 @@ final class ChatroomOracle: Oracle {
                 overflow.append((user, conv.targetId, uid))
             case .chatroomLeft(let room, let user, .offlineKick):
                 offlineKickedAt[user, default: [:]][room] = world.now
+            case .sessionOpened(let c, _, let dev, _, _):
+                connectionDevice[c] = dev
+            case .queryRejected(let c, _, Topic.chrmPull.rawValue, _, _):
+                if let dev = connectionDevice[c], chrmPullsInFlight[dev]?.isEmpty == false { chrmPullsInFlight[dev]!.removeFirst() }
             case .pulled(_, let user, let dev, let topic, let uids, _, _) where topic == Topic.chrmPull.rawValue:
                 if !overflow.isEmpty {
                     for room in Set(overflow.map(\.room)).sorted() {
@@ -262,16 +267,20 @@ final class ChatroomOracle: Oracle {
                     }
                     overflow.removeAll()
                 }
-                guard awaitingJoinPull.remove(dev) != nil, let d = world.deviceIndex(dev), let room = inRoom[d] else { continue }
+                guard chrmPullsInFlight[dev]?.isEmpty == false, chrmPullsInFlight[dev]!.removeFirst(),
+                      let d = world.deviceIndex(dev), let room = inRoom[d] else { continue }
                 let n = joinCount[d] ?? 10
                 let want = n < 0 ? 0 : n == 0 ? 10 : min(Int(n), 50)
                 // A device's own messages are already in its store; the pull leaves them out.
                 let h = history[room, default: []].filter { $0.device != dev }.map(\.uid)
                 let expected = Array(h.suffix(want))
                 // Messages accepted after the pull was answered cannot be in it; compare as sets.
-                if Set(uids) != Set(expected) && uids.count != min(want, h.count) {
+                // A room message outside the newest `want` is wrong even when the count is right.
+                let older = uids.first { u in !expected.contains(u) && h.contains(u) }
+                if Set(uids) != Set(expected) && (uids.count != min(want, h.count) || older != nil) {
                     suite.report(name, device: d, conversation: ConversationKey(.chatroom, room),
-                                 "join pull with count \(n) returned \(uids.count) message(s); the newest \(expected.count) were expected")
+                                 "join pull with count \(n) returned \(uids.count) message(s); the newest \(expected.count) were expected" +
+                                 (older.map { " (\($0) is not among them)" } ?? ""))
                 }
             default:
                 break

@@ -184,7 +184,10 @@ final class NoLossOracle: Oracle {
             guard let list = pending[uid], !list.isEmpty, let m = suite.paths.acceptedMessages[uid] else { continue }
             let owed = list.filter { world.expectedOnline($0) && world.hasConnected(device: $0) }
             guard let d = owed.first else { continue }
-            suite.report(name, device: d, conversation: m.conversation, messageUId: uid,
+            // The conversation as the owed device keys it: a private message sits under its sender.
+            let conv = m.conversation.type == .privateChat && world.userId(ofDevice: d) != m.senderUserId
+                ? ConversationKey(.privateChat, m.senderUserId) : m.conversation
+            suite.report(name, device: d, conversation: conv, messageUId: uid,
                          "lost: \(uid) (\(m.objectName) from \(m.senderUserId), dataTime \(m.dataTime)) never reached " +
                          owed.map { world.deviceId($0) }.joined(separator: ", ") + " and no drop explains it")
             return

@@ -116,8 +116,10 @@ public final class OracleSuite: WorldObserver {
                 if offline { coverage.hit("offline message") }
             case .note(.skipped(let uid, _, let reason)):
                 if let uid { paths.skipped(uid, device: device, reason: reason, at: world.now) }
-                coverage.hit("skipped: \(reason)")
+                coverage.hit("skipped: " + Coverage.shape(reason))
             case .note(.reconnectScheduled): coverage.hit("reconnect scheduled")
+            case .note(.syncState(let from, "offline", _)) where from.hasPrefix("pulling"):
+                coverage.hit("reconnect during a pull")
             case .note(.requestTimedOut): coverage.hit("request timeout")
             case .callback(.chatroomKicked): coverage.hit("chatroom kicked")
             default: break
@@ -140,6 +142,11 @@ public final class OracleSuite: WorldObserver {
             case .pulled(_, _, let dev, let topic, let uids, _, let finished):
                 if let d = world.deviceIndex(dev) { for u in uids { paths.pulled(u, device: d, topic: topic, at: world.now) } }
                 if !finished { coverage.hit("pull page not finished") }
+                // The pager never splits a run of equal dataTimes: it cut the page short or took the run whole.
+                let size = world.scenario.server.pullPageSize
+                if topic == Topic.pullMsg.rawValue && ((!finished && uids.count < size) || uids.count > max(1, size)) {
+                    coverage.hit("same-ms page boundary")
+                }
             case .dropped(let uid, _, let user, let reason):
                 if let uid { paths.dropped(uid, user: user, reason: reason, at: world.now) }
                 coverage.hit("drop: \(reason.rawValue)")
@@ -270,6 +277,23 @@ public final class Coverage {
     public private(set) var counts: [String: Int] = [:]
     public init() {}
     public func hit(_ what: String) { counts[what, default: 0] += 1 }
+    /// A reason with its numbers (times, cursors, ids) replaced by `N`, so one kind of event is
+    /// one counter: "dataTime 1767225679701 older than room cursor 1767225683758" →
+    /// "dataTime N older than room cursor N".
+    public static func shape(_ reason: String) -> String {
+        var out = ""
+        var inNumber = false
+        for ch in reason {
+            if ch.isASCII && ch.isNumber {
+                if !inNumber { out.append("N") }
+                inNumber = true
+            } else {
+                out.append(ch)
+                inNumber = false
+            }
+        }
+        return out
+    }
     /// Sorted by name.
     public var sorted: [(String, Int)] { counts.keys.sorted().map { ($0, counts[$0]!) } }
 }

@@ -193,6 +193,18 @@ public struct SendSpec: Sendable, Equatable {
     public var count: Int
     public var interval: SimDuration
     public var mentionAll: Bool
+
+    /// For scenarios built in code (the file form is `{"action": "send", "to": …}`).
+    public init(to: ConversationKey, objectName: String = "RC:TxtMsg", text: String? = nil, content: String? = nil,
+                count: Int = 1, interval: SimDuration = .zero, mentionAll: Bool = false) {
+        self.to = to
+        self.objectName = objectName
+        self.text = text
+        self.content = content
+        self.count = count
+        self.interval = interval
+        self.mentionAll = mentionAll
+    }
 }
 
 /// Server-API calls a scenario can make (im-semantics: server API only).

@@ -13,6 +13,12 @@ public struct Ledger: Codable, Sendable, Equatable {
     public var seed: UInt64
     public var devices: [DeviceLedger]
 
+    public init(scenario: String, seed: UInt64, devices: [DeviceLedger]) {
+        self.scenario = scenario
+        self.seed = seed
+        self.devices = devices
+    }
+
     public struct DeviceLedger: Codable, Sendable, Equatable {
         public var device: String
         public var user: String

@@ -1,0 +1,160 @@
+import Foundation
+import IMClient
+import IMServer
+import IMStore
+import IMWire
+import SimKernel
+import Testing
+@testable import IMWorld
+
+/// reconnect: attempts follow the schedule and restart on foreground / network change, stop
+/// when they must, and a stale device's reconnect never kicks the device in use.
+@Suite struct ReconnectOracleTests {
+    /// B11: alice's path is black-holed for 70 s, her attempts back off to 16 s; the network
+    /// changes at 60 s while she waits, and the schedule does not restart.
+    func b11(_ on: Bool) throws -> Scenario {
+        try scenario("""
+        {"name": "reconnect-b11", "duration": "2m",
+         "users": [{"id": "alice", "devices": [{"id": "alice-phone", "startAt": "0s"}]}],
+         "network": {"latency": {"fixed": "50ms"}, "connectSetup": {"fixed": "10ms"}, "splitProbability": 0},
+         "client": \(bugs(on ? ["B11"] : [])),
+         "script": [
+           {"at": "5s", "device": "alice-phone", "action": "reset"},
+           {"at": "5s", "device": "alice-phone", "action": "partition", "for": "70s"},
+           {"at": "60s", "device": "alice-phone", "action": "network", "state": "cellular"}],
+         "liveness": {"deadline": "1m"}}
+        """)
+    }
+
+    static func networkBack(_ i: ClientInput) -> Bool { if case .networkChanged(available: true) = i { true } else { false } }
+
+    @Test func b11NoRestartIsReportedAtTheNetworkChange() throws {
+        let (run, tap) = try runOracles(b11(true))
+        let v = try onlyViolation(run)
+        let alice = try run.device("alice-phone")
+        let change = try #require(tap.clientInputs(on: alice, Self.networkBack).first)
+        #expect(change.time == SimTime.zero + .seconds(60))
+        expectReport(v, oracle: "reconnect", device: "alice-phone", conversation: nil,
+                     index: change.index, time: change.time, scenario: "reconnect-b11")
+        #expect(v.detail.contains("the network changed") && v.detail.contains("should restart from 0"), "\(v.detail)")
+    }
+
+    @Test func b11OffRestartsAtOnce() throws {
+        let (run, tap) = try runOracles(b11(false))
+        expectClean(run)
+        let alice = try run.device("alice-phone")
+        let change = try #require(tap.clientInputs(on: alice, Self.networkBack).first)
+        // The schedule restarts in the change's own effects (attempt 0 at once) and the device
+        // opens a connection at that very time.
+        #expect(tap.clientOut.contains { $0.device == alice && $0.index == change.index && {
+            if case .note(.reconnectScheduled(0, .zero)) = $0 { true } else { false } }($0.effect) })
+        #expect(tap.clientOut.contains { $0.device == alice && $0.time == change.time && isOpen($0.effect) })
+        // And every scheduled attempt before it followed 0, 0.25, 0.5, 1, 2, 4, 8, 16 s…
+        let delays = tap.clientEffects(on: alice) { if case .note(.reconnectScheduled) = $0 { true } else { false } }
+            .filter { $0.time < change.time }
+            .compactMap { if case .note(.reconnectScheduled(_, let d)) = $0.effect { d } else { nil } }
+        #expect(delays.prefix(8) == [.zero, .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16)])
+    }
+
+    /// B12: alice's old phone is cut off while she logs in on her new phone; the old phone's late
+    /// reconnect kicks the new one.
+    func b12(_ on: Bool) throws -> Scenario {
+        try scenario("""
+        {"name": "reconnect-b12", "duration": "2m",
+         "users": [{"id": "alice", "devices": [{"id": "alice-old", "startAt": "0s"}, {"id": "alice-new", "autoConnect": false}]},
+                   {"id": "bob", "devices": [{"id": "bob-phone", "startAt": "0s"}]}],
+         "network": {"latency": {"fixed": "50ms"}, "connectSetup": {"fixed": "10ms"}, "splitProbability": 0},
+         "server": \(bugs(on ? ["B12"] : [])),
+         "script": [
+           {"at": "5s", "action": "partition", "target": "alice-old", "for": "60s"},
+           {"at": "40s", "device": "alice-new", "action": "connect"}],
+         "liveness": {"deadline": "1m"}}
+        """)
+    }
+
+    @Test func b12StaleReconnectKickIsReportedAtTheKick() throws {
+        let (run, tap) = try runOracles(b12(true))
+        let v = try onlyViolation(run)
+        let kick = try #require(tap.serverEvents { if case .kicked(_, _, "alice-new", "alice-old") = $0 { true } else { false } }.first)
+        #expect(kick.time > SimTime.zero + .seconds(40))
+        expectReport(v, oracle: "reconnect", device: "alice-old", conversation: nil,
+                     index: kick.index, time: kick.time, scenario: "reconnect-b12")
+        #expect(v.detail.contains("stale reconnect of alice-old") && v.detail.contains("kicked alice-new"), "\(v.detail)")
+    }
+
+    @Test func b12OffStaleReconnectIsRefused() throws {
+        let (run, tap) = try runOracles(b12(false))
+        expectClean(run)
+        #expect(tap.serverEvents { if case .kicked(_, _, "alice-new", _) = $0 { true } else { false } }.isEmpty)
+        #expect(!tap.serverEvents { if case .reconnectRefused(_, _, "alice-old", "alice-new") = $0 { true } else { false } }.isEmpty)
+    }
+
+    /// Hand-made effects on a plain run: after `disconnect()` the SDK must not open a connection
+    /// by itself, and a scheduled delay must be the schedule's.
+    func quiet() throws -> Scenario {
+        try duo("reconnect-hand", script: """
+            {"at": "5s", "device": "alice-phone", "action": "disconnect"},
+            {"at": "9s", "device": "alice-phone", "action": "connect"}
+            """)
+    }
+
+    /// Feeds `effects` to the reconnect oracle as alice-phone's, at the first event at or after `t`.
+    func inject(_ effects: [ClientEffect], at t: SimTime, into run: ScenarioRun, hook: Hook) throws {
+        let o = try oracle(run, "reconnect")
+        let alice = try run.device("alice-phone")
+        var done = false
+        hook.onDispatch = { world, event in
+            guard !done, event.time >= t else { return }
+            done = true
+            o.world(world, device: alice, effects: effects)
+        }
+    }
+
+    @Test func openingAConnectionAfterDisconnectIsReported() throws {
+        let hook = Hook()
+        let t = SimTime.zero + .seconds(7)
+        let (run, tap) = try runOracles(quiet(), observers: [hook]) { try inject([.openConnection], at: t, into: $0, hook: hook) }
+        let v = try onlyViolation(run)
+        let at = try #require(tap.firstEvent(atOrAfter: t))
+        expectReport(v, oracle: "reconnect", device: "alice-phone", conversation: nil, index: at.index, time: at.time, scenario: "reconnect-hand")
+        #expect(v.detail == "opened a connection by itself after disconnect()")
+    }
+
+    @Test func aDelayOffTheScheduleIsReported() throws {
+        let hook = Hook()
+        let t = SimTime.zero + .seconds(3)
+        let (run, tap) = try runOracles(quiet(), observers: [hook]) {
+            try inject([.note(.reconnectScheduled(attempt: 3, delay: .seconds(5)))], at: t, into: $0, hook: hook)
+        }
+        let v = try onlyViolation(run)
+        let at = try #require(tap.firstEvent(atOrAfter: t))
+        expectReport(v, oracle: "reconnect", device: "alice-phone", conversation: nil, index: at.index, time: at.time, scenario: "reconnect-hand")
+        #expect(v.detail == "reconnect attempt 3 scheduled after 5s, the schedule says 1s")
+    }
+
+    @Test func disconnectAndConnectAgainIsClean() throws {
+        let (run, tap) = try runOracles(quiet())
+        expectClean(run)
+        let alice = try run.device("alice-phone")
+        let opens = tap.clientEffects(on: alice, isOpen)
+        #expect(opens.count == 2)
+        #expect(opens.last?.time == SimTime.zero + .seconds(9))
+    }
+
+    /// connect(timeLimit: 5) while the path is cut: the SDK gives up with 34006 and opens no
+    /// connection by itself afterwards — clean (and the device is not expected online).
+    @Test func timeLimitStopsReconnecting() throws {
+        let s = try duo("reconnect-limit", alice: #""autoConnect": false"#, script: """
+            {"at": "1s", "action": "partition", "target": "alice-phone", "for": "30s"},
+            {"at": "2s", "device": "alice-phone", "action": "connect", "timeLimit": 5}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let alice = try run.device("alice-phone")
+        let gaveUp = try #require(tap.clientEffects(on: alice) {
+            if case .callback(.connectError(IMErrorCode.connectTimeLimit.rawValue)) = $0 { true } else { false } }.first)
+        #expect(gaveUp.time <= SimTime.zero + .seconds(8))
+        #expect(tap.clientEffects(on: alice, isOpen).allSatisfy { $0.time < gaveUp.time })
+        #expect(run.world.gaveUp(device: alice))
+    }
+}
