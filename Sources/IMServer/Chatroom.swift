@@ -21,6 +21,9 @@ struct Chatroom: Sendable {
     var quota = ChatroomQuota()
     var kv = ChatroomKV()
     var autoDestroyArmed = false
+    /// Users the offline rule removed who have not joined afresh since (sorted): their SDK's
+    /// `joinChrmR` is refused with 23406 so the app learns of the kick (B9 on: rejoined silently).
+    var offlineKicked: [String] = []
 
     init(id: String, now: Int64) {
         self.id = id

@@ -84,6 +84,9 @@ public struct ServerBugs: OptionSet, Sendable, Hashable {
     public static let b2 = ServerBugs(rawValue: 1 << 2)
     /// A late reconnect of a stale device kicks the device in active use.
     public static let b12 = ServerBugs(rawValue: 1 << 12)
+    /// A member removed by the offline rule is rejoined silently by its SDK's `joinChrmR` (the
+    /// protocol hazard: the rejoin pull returns at most 50, older messages are lost unannounced).
+    public static let b9 = ServerBugs(rawValue: 1 << 9)
     /// Low-priority chatroom messages may take the reserved high slots.
     public static let b13 = ServerBugs(rawValue: 1 << 13)
 
@@ -92,6 +95,7 @@ public struct ServerBugs: OptionSet, Sendable, Hashable {
         for s in switches {
             switch s {
             case .B2: insert(.b2)
+            case .B9: insert(.b9)
             case .B12: insert(.b12)
             case .B13: insert(.b13)
             default: break

@@ -106,6 +106,14 @@ extension ServerCore {
         } else if input.nothing == 2 {
             return rejectQuery(id, q, code: IMErrorCode.chatroomNotExist.rawValue, now: now)
         }
+        if store.rooms[roomId].map({ SortedStrings.contains(s.userId, in: $0.offlineKicked) }) == true {
+            // Kicked by the offline rule while away. A fresh join starts over; an automatic rejoin
+            // is refused so the SDK reports the kick (B9: let back in without a word).
+            SortedStrings.remove(s.userId, from: &store.rooms[roomId]!.offlineKicked)
+            if q.topic == Topic.joinChrmR.rawValue && !config.bugs.contains(.b9) {
+                return rejectQuery(id, q, code: IMErrorCode.notInChatroom.rawValue, now: now)
+            }
+        }
         if config.chatroom.oneRoomPerUser {
             for other in store.userRooms[s.userId] ?? [] where other != roomId {
                 removeMember(room: other, user: s.userId, reason: .switchedRoom, now: now)
@@ -144,6 +152,7 @@ extension ServerCore {
             store.userRooms[user] = rooms.isEmpty ? nil : rooms
         }
         emit(.chatroomLeft(roomId: roomId, userId: user, reason: reason))
+        if reason == .offlineKick { SortedStrings.insert(user, into: &store.rooms[roomId]!.offlineKicked) }
         if reason != .destroyed { removeAutoDeleteKeys(room: roomId, user: user, now: now) }
     }
 

@@ -7,14 +7,14 @@ public enum BugSwitch: String, Sendable, Hashable, Codable, CaseIterable, Compar
     public static func < (a: Self, b: Self) -> Bool { a.number < b.number }
     public var description: String { rawValue }
 
-    /// Which core carries the switch. B9 is a protocol hazard (kick + 50-message rejoin cap) that
-    /// exists with no switch at all; B12 is a server policy knob.
-    public enum Side: String, Sendable { case client, server, protocolHazard }
+    /// Which core carries the switch. B9, the protocol hazard (offline kick + 50-message rejoin
+    /// cap), is a server switch: off, the server refuses the SDK's automatic rejoin after an
+    /// offline kick so the app is told; on, it lets it back in silently. B12 is a policy knob.
+    public enum Side: String, Sendable { case client, server }
 
     public var side: Side {
         switch self {
-        case .B2, .B12, .B13: .server
-        case .B9: .protocolHazard
+        case .B2, .B9, .B12, .B13: .server
         default: .client
         }
     }

@@ -92,6 +92,27 @@ import Testing
         #expect(h.core.chatroomMembers("r") == ["alice", "bob", "carol"])
     }
 
+    /// B9: after an offline kick the SDK's automatic rejoin is refused (23406) so the app is told;
+    /// with the switch on it is let back in silently. A fresh join always works and clears the mark.
+    @Test(arguments: [false, true])
+    func rejoinAfterOfflineKick(b9: Bool) {
+        var h = Self.harness { if b9 { $0.bugs = [.b9] } }
+        let a = h.online("alice")
+        let b = h.online("bob")
+        _ = h.join(a, room: "r")
+        _ = h.join(b, room: "r")
+        h.close(b)
+        h.advance(ms: 31_000)
+        #expect(h.sendText(a, to: "r", "kicks bob", topic: .chatMsg).1.has(.chatroomLeft(roomId: "r", userId: "bob", reason: .offlineKick)))
+        let b2 = h.online("bob")
+        let rejoin = h.join(b2, room: "r", rejoin: true)
+        #expect(rejoin.queryRejectedCodes == (b9 ? [] : [IMErrorCode.notInChatroom.rawValue]))
+        #expect(h.core.chatroomMembers("r") == (b9 ? ["alice", "bob"] : ["alice"]))
+        // The mark is gone either way: a later rejoin (or a fresh join) is an ordinary join.
+        #expect(h.join(b2, room: "r", rejoin: !b9).queryRejectedCodes.isEmpty)
+        #expect(h.core.chatroomMembers("r") == ["alice", "bob"])
+    }
+
     /// The history ring keeps the newest 50; the join pull returns the newest `count`
     /// (-1 → none, 0 → 10, at most 50), oldest first, syncTime = newest returned.
     @Test(arguments: [(Int32(-1), 0), (0, 10), (10, 10), (50, 50), (51, 50)])

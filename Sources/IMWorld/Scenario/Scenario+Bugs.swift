@@ -5,8 +5,7 @@ extension Scenario {
     public var bugs: [BugSwitch] { (client.bugs + server.bugs).sorted() }
 
     /// The scenario with exactly these bug switches on (`imsim run/sweep --bugs B1,B13`): each
-    /// goes to the core that carries it; the scenario's own switches are replaced. B9 is a
-    /// protocol hazard with no switch: it is accepted and changes nothing.
+    /// goes to the core that carries it; the scenario's own switches are replaced.
     public func withBugs(_ list: [BugSwitch]) -> Scenario {
         var s = self
         s.client.bugs = list.filter { $0.side == .client }.sorted()
