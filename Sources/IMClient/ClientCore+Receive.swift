@@ -142,7 +142,8 @@ extension ClientCore {
         let writes = !store.isOpen || (inbox ?? .min) > inboxCursor || (sendbox ?? .min) > sendboxCursor
             || kinds.contains { if case .transient = $0 { false } else { true } }
         do {
-            try store.transaction(if: writes) { store in
+            // Every error below escapes the body (one rollback of all), so no nested savepoints.
+            try store.atomicTransaction(if: writes) { store in
                 func flush() throws {
                     guard !run.isEmpty else { return }
                     let results = try store.storeReceived(run.map(\.message))

@@ -34,7 +34,7 @@ extension ClientCore {
         var send = OutgoingSend(messageId: 0, clientUniqueId: 0, conversation: conversation, objectName: objectName,
                                 localTime: now.milliseconds)
         do {
-            try store.transaction { store in
+            try store.atomicTransaction { store in
                 send.clientUniqueId = deviceTag << 31 | (try store.nextCounterValue(Self.clientUniqueIdCounter) & 0x7FFF_FFFF)
                 guard flags.isPersisted else { return }
                 var key = conversation

@@ -144,7 +144,7 @@ extension ServerCore {
     /// auto-delete keys vanish (not on destroy: the KV goes with the room).
     mutating func removeMember(room roomId: String, user: String, reason: ChatroomLeaveReason, now: Int64) {
         guard let m = store.rooms[roomId]?.remove(user) else { return }
-        for s in m.sessions where connections[s.connection] != nil {
+        for s in m.sessions where hasConnection(s.connection) {
             SortedStrings.remove(roomId, from: &connections[s.connection]!.rooms)
         }
         if var rooms = store.userRooms[user] {

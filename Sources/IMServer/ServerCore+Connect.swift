@@ -30,7 +30,7 @@ extension ServerCore {
         if directory.bannedUsers.contains(userId) { return refuse(id, .userBlocked, now: now) }
 
         // One session per platform class.
-        if let holder = online[userId]?.slots[platform.rank], holder != id, let held = connections[holder]?.session {
+        if let holder = online[userId]?.slots[platform.rank], holder != id, let held = session(of: holder) {
             if held.deviceId == deviceId {
                 // The same device again: its old connection is half-open. Replace it quietly.
                 endConnection(holder, reason: .replaced, now: now, closeTransport: true)
@@ -68,7 +68,7 @@ extension ServerCore {
 
     /// DISCONNECT status 1 to `victim`, then close it.
     mutating func kick(_ victim: ConnectionID, byDeviceId: String, now: Int64) {
-        guard let s = connections[victim]?.session else { return }
+        guard let s = session(of: victim) else { return }
         emit(.kicked(victim: victim, userId: s.userId, victimDeviceId: s.deviceId, byDeviceId: byDeviceId))
         write(victim, [.disconnect(Frame.Disconnect(status: .kickedByOtherDevice))])
         endConnection(victim, reason: .kicked, now: now, closeTransport: true)

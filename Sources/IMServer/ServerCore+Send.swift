@@ -81,7 +81,7 @@ extension ServerCore {
             if req.wantsAck { writePuback(req.connection, messageId: req.messageId, dataTime: original.dataTime, uid: original.uid) }
             return false
         }
-        guard connections[req.connection]!.sendRate.allow(now: now, limit: config.rateLimitPerSecond) else {
+        guard connections.values[connections.index(forKey: req.connection)!].sendRate.allow(now: now, limit: config.rateLimitPerSecond) else {
             reject(req, IMErrorCode.rateLimited.rawValue)
             return false
         }
@@ -278,7 +278,7 @@ extension ServerCore {
         store.users[m.senderUserId, default: UserRecord()].sendbox.insert(m)
         armExpiry(for: m.dataTime, now: now)
         for c in onlineConnections(m.senderUserId) where c != except {
-            let s = connections[c]!.session!
+            let s = session(of: c)!
             let msgId = nextMessageId(c)
             write(c, [
                 .publish(Frame.Publish(flags: FrameFlags(dup: true, qos: .atLeastOnce), date: Self.seconds(m.dataTime),
@@ -310,7 +310,7 @@ extension ServerCore {
                 continue
             }
             for c in conns {
-                let s = connections[c]!.session!
+                let s = session(of: c)!
                 write(c, [.publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_msg, targetId: target,
                                                  messageId: nextMessageId(c), body: body))])
                 emit(.fannedOut(messageUId: "", userId: user, deviceId: s.deviceId, c, via: .direct))

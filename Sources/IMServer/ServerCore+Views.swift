@@ -18,7 +18,7 @@ extension ServerCore {
 
     /// The session on a connection, nil before CONNECT or after close.
     public func session(on connection: ConnectionID) -> SessionView? {
-        guard let s = connections[connection]?.session else { return nil }
+        guard let s = session(of: connection) else { return nil }
         return SessionView(connection: connection, userId: s.userId, deviceId: s.deviceId, platform: s.platform, sessionId: s.sessionId)
     }
 

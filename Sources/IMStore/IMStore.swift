@@ -53,6 +53,17 @@ public final class IMStore {
         try IMStore(location: .file(path), options: options)
     }
 
+    /// A new in-memory store whose database starts as a copy of `template`'s (SQLite's backup
+    /// API; migrated if older). With a freshly migrated template this is a new store, without
+    /// running the schema script again: the world creates a thousand stores this way.
+    public init(copyOf template: IMStore, options: Options = Options()) throws {
+        try template.checkOpen()
+        self.options = options
+        self.connection = try SQLiteConnection(location: .memory)
+        try connection.copyContents(of: template.connection)
+        try Schema.migrate(connection)
+    }
+
     /// An in-memory store loaded from an image made by `serializedImage()` (migrated if older).
     public init(image: [UInt8], options: Options = Options()) throws {
         self.options = options
@@ -118,6 +129,14 @@ public final class IMStore {
     /// will not touch the database: an empty transaction costs a BEGIN and a COMMIT).
     public func transaction<T>(if needed: Bool, _ body: (IMStore) throws -> T) throws -> T {
         needed ? try transaction(body) : try body(self)
+    }
+
+    /// Like `transaction(if:_:)`, but the operations inside run without savepoints of their own.
+    /// Only for bodies that let every store error escape (any error rolls everything back).
+    public func atomicTransaction<T>(if needed: Bool = true, _ body: (IMStore) throws -> T) throws -> T {
+        guard needed else { return try body(self) }
+        try checkOpen()
+        return try connection.transactionNestingInline { try body(self) }
     }
 
     // MARK: Internals

@@ -27,6 +27,8 @@ public final class SQLiteConnection {
     public let location: StoreLocation
     private var db: OpaquePointer?
     private var cache: [UnsafeRawPointer: Statement] = [:]
+    /// > 0 inside `transactionNestingInline`.
+    private var inlineNesting = 0
 
     /// Opens (creating if needed) a database. File databases get `journal_mode=WAL` and
     /// `synchronous=NORMAL`.
@@ -171,7 +173,7 @@ public final class SQLiteConnection {
     /// inner work. IMMEDIATE takes the write lock up front: a second process on the same file gets
     /// `SQLITE_BUSY` at BEGIN, never halfway through.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        if isInTransaction { return try savepoint(body) }
+        if isInTransaction { return inlineNesting > 0 ? try body() : try savepoint(body) }
         try run("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -181,6 +183,17 @@ public final class SQLiteConnection {
             if isInTransaction { try? run("ROLLBACK") }
             throw error
         }
+    }
+
+    /// `transaction(_:)` whose nested transactions run inline, without savepoints. Only for bodies
+    /// that let every error escape: an error then rolls back the whole transaction, so a nested
+    /// savepoint's partial rollback could never be seen (saves a SAVEPOINT and a RELEASE per
+    /// nested store operation). Inside an open transaction it is a plain nested `transaction`.
+    public func transactionNestingInline<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try transaction(body) }
+        inlineNesting += 1
+        defer { inlineNesting -= 1 }
+        return try transaction(body)
     }
 
     private func savepoint<T>(_ body: () throws -> T) throws -> T {
@@ -204,6 +217,24 @@ public final class SQLiteConnection {
     /// Drops every cached statement (they are re-prepared on next use).
     public func clearStatementCache() {
         cache.removeAll()
+    }
+
+    // MARK: Copying
+
+    /// Replaces the `main` database with a page-for-page copy of `source`'s (SQLite's online
+    /// backup API). The copy stays an ordinary database of this connection's kind.
+    public func copyContents(of source: SQLiteConnection) throws {
+        let db = try handle()
+        let src = try source.handle()
+        cache.removeAll()
+        guard let backup = sqlite3_backup_init(db, "main", src, "main") else {
+            throw StoreError(code: sqlite3_extended_errcode(db), message: "cannot start a copy: \(String(cString: sqlite3_errmsg(db)))")
+        }
+        let rc = sqlite3_backup_step(backup, -1)
+        let finish = sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE, finish == SQLITE_OK else {
+            throw StoreError(code: rc == SQLITE_DONE ? finish : rc, message: "cannot copy the database: \(String(cString: sqlite3_errmsg(db)))")
+        }
     }
 
     // MARK: Serialization (in-memory snapshots)

@@ -95,6 +95,16 @@ public final class World {
 
         let storeOptions = IMStore.Options(dedupByMessageUId: scenario.client.storeDedup,
                                            recallDecrementsUnread: scenario.client.recallDecrementsUnread)
+        // Every device starts from a copy of one freshly migrated database (the schema script
+        // per device was ~4% of a mixed-1k run).
+        var template: IMStore?
+        func emptyStore() throws -> IMStore {
+            if let template { return template }
+            let t = try IMStore(location: .memory, options: storeOptions)
+            template = t
+            return t
+        }
+        defer { template?.close() }
         for (ui, u) in builder.users.enumerated() {
             var host = UserHost(id: u.id, devices: [], workloadRng: streams.stream("workload", ui))
             host.groups = builder.userGroups[u.id] ?? []
@@ -106,7 +116,7 @@ public final class World {
                 sim.addNode(d.id)
                 let store: IMStore
                 do {
-                    store = try IMStore(location: .memory, options: storeOptions)
+                    store = try IMStore(copyOf: emptyStore(), options: storeOptions)
                 } catch {
                     throw ScenarioError(path: "$", message: "cannot open the store of \(d.id): \(error)")
                 }
