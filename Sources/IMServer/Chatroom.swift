@@ -21,9 +21,11 @@ struct Chatroom: Sendable {
     var quota = ChatroomQuota()
     var kv = ChatroomKV()
     var autoDestroyArmed = false
-    /// Users the offline rule removed who have not joined afresh since (sorted): their SDK's
-    /// `joinChrmR` is refused with 23406 so the app learns of the kick (B9 on: rejoined silently).
-    var offlineKicked: [String] = []
+    /// When the offline rule last removed each user, and when each device last got in (join or
+    /// rejoin): a device's `joinChrmR` from before the kick is refused with 23406 so its app
+    /// learns of it (B9 on: rejoined silently). Lookups only; never iterated.
+    var offlineKickedAt: [String: Int64] = [:]
+    var deviceJoinedAt: [String: Int64] = [:]
 
     init(id: String, now: Int64) {
         self.id = id

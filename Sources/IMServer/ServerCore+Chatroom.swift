@@ -106,13 +106,12 @@ extension ServerCore {
         } else if input.nothing == 2 {
             return rejectQuery(id, q, code: IMErrorCode.chatroomNotExist.rawValue, now: now)
         }
-        if store.rooms[roomId].map({ SortedStrings.contains(s.userId, in: $0.offlineKicked) }) == true {
-            // Kicked by the offline rule while away. A fresh join starts over; an automatic rejoin
-            // is refused so the SDK reports the kick (B9: let back in without a word).
-            SortedStrings.remove(s.userId, from: &store.rooms[roomId]!.offlineKicked)
-            if q.topic == Topic.joinChrmR.rawValue && !config.bugs.contains(.b9) {
-                return rejectQuery(id, q, code: IMErrorCode.notInChatroom.rawValue, now: now)
-            }
+        if q.topic == Topic.joinChrmR.rawValue, !config.bugs.contains(.b9), let room = store.rooms[roomId],
+           let kickedAt = room.offlineKickedAt[s.userId], room.deviceJoinedAt[s.deviceId] ?? .min < kickedAt {
+            // This device was in the room when the offline rule removed its user: refuse the
+            // automatic rejoin so its SDK reports the kick (B9: let back in without a word). A
+            // fresh join always works.
+            return rejectQuery(id, q, code: IMErrorCode.notInChatroom.rawValue, now: now)
         }
         if config.chatroom.oneRoomPerUser {
             for other in store.userRooms[s.userId] ?? [] where other != roomId {
@@ -122,6 +121,7 @@ extension ServerCore {
         createRoom(roomId, by: s.userId, now: now)
         store.rooms[roomId]!.join(s.userId, session: JoinedSession(connection: id, deviceId: s.deviceId, platformRank: s.platform.rank), now: now)
         store.rooms[roomId]!.lastActivity = now
+        store.rooms[roomId]!.deviceJoinedAt[s.deviceId] = now
         SortedStrings.insert(roomId, into: &store.userRooms[s.userId, default: []])
         SortedStrings.insert(roomId, into: &connections[id]!.rooms)
         emit(.chatroomJoined(roomId: roomId, userId: s.userId, deviceId: s.deviceId))
@@ -152,7 +152,7 @@ extension ServerCore {
             store.userRooms[user] = rooms.isEmpty ? nil : rooms
         }
         emit(.chatroomLeft(roomId: roomId, userId: user, reason: reason))
-        if reason == .offlineKick { SortedStrings.insert(user, into: &store.rooms[roomId]!.offlineKicked) }
+        if reason == .offlineKick { store.rooms[roomId]!.offlineKickedAt[user] = now }
         if reason != .destroyed { removeAutoDeleteKeys(room: roomId, user: user, now: now) }
     }
 
