@@ -51,7 +51,7 @@ enum Samples {
               .kernel(.connectArrive(c, device: 1)), .kernel(.connectComplete(c, device: 1)),
               .kernel(.closeNotice(c, device: 1, toServer: true, reason: .reset)),
               .kernel(.closeNotice(c, device: 1, toServer: false, reason: .networkDown)),
-              .kernel(.workload(user: 17, kind: .burstLike)),
+              .kernel(.workload(user: 17, kind: .burstLike)), .kernel(.workload(user: -1, kind: .burstStart)),
               .kernel(.faultStart(.partition, device: 2)), .kernel(.faultStart(.serverCrash, device: nil)),
               .kernel(.faultEnd(.partition, device: 2)), .kernel(.serverRestart), .kernel(.heal), .kernel(.convergenceCheck),
               .kernel(.end), .kernel(.network(device: 4, up: true)), .kernel(.network(device: 4, up: false))]

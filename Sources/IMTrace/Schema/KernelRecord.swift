@@ -36,7 +36,8 @@ public enum KernelRecord: Hashable, Sendable {
         case .closeNotice(_, _, let s, _): s ? 7 : 8
         case .clientTimer: 9
         case .serverTimer: 10
-        case .workload: 11
+        // A room-wide workload event (a like burst) has no user (-1): its own kind, no user field.
+        case .workload(let u, _): u < 0 ? 32 : 11
         case .faultStart: 12
         case .faultEnd: 13
         case .serverRestart: 14
@@ -78,7 +79,9 @@ public enum KernelRecord: Hashable, Sendable {
         case .closeNotice(let c, let d, _, let r): e.uvarint(c.raw); e.uvarint(d); e.string(r.rawValue)
         case .clientTimer(let d, let t): e.uvarint(d); e.clientTimer(t)
         case .serverTimer(let t): e.serverTimer(t)
-        case .workload(let u, let k): e.uvarint(u); e.uvarint(UInt64(k.rawValue))
+        case .workload(let u, let k):
+            if u >= 0 { e.uvarint(u) }
+            e.uvarint(UInt64(k.rawValue))
         case .faultStart(let k, let d), .faultEnd(let k, let d): e.string(k.rawValue); e.varint(Int64(d ?? -1))
         case .network(let d, _): e.uvarint(d)
         case .serverRestart, .heal, .convergenceCheck, .end: break
@@ -97,8 +100,8 @@ public enum KernelRecord: Hashable, Sendable {
                                 reason: try d.rawEnum(TransportCloseReason.self, "close reason"))
         case 9: return .clientTimer(device: try d.uvarintInt(), try d.clientTimer())
         case 10: return .serverTimer(try d.serverTimer())
-        case 11:
-            let u = try d.uvarintInt()
+        case 11, 32:
+            let u = kind == 11 ? try d.uvarintInt() : -1
             let at = d.offset
             let k = try d.uvarint()
             guard k <= 255, let kind = WorkloadKind(rawValue: UInt8(k)) else { throw d.invalid(at, "workload kind", "\(k)") }

@@ -101,7 +101,7 @@ public enum TraceEvent: Equatable, Sendable {
     static func decodeBody(kind k: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> TraceEvent {
         let start = d
         switch k {
-        case 1...19:
+        case 1...19, 32:
             if let r = try KernelRecord.decode(kind: k, &d) { return .kernel(r) }
         case 20...25, 31, 128...143:
             let dev = try d.uvarintInt()

@@ -16,6 +16,7 @@ public enum TraceKinds {
                       "close.down", "clientTimer", "serverTimer", "workload", "faultStart", "faultEnd", "serverRestart",
                       "heal", "convergenceCheck", "end", "network.up", "network.down"]
         for (i, n) in kernel.enumerated() { t[UInt16(1 + i)] = "ev." + n }
+        t[32] = "ev.workload.room"
         for (k, n) in [(20, "opened"), (21, "bytes"), (22, "closed"), (23, "timer"), (24, "lifecycle"), (25, "network"), (31, "clock")] {
             t[UInt16(k)] = "in." + n
         }

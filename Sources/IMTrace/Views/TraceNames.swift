@@ -20,7 +20,7 @@ public struct TraceNames: Sendable {
 
     /// `alice-phone`, or `d3` when the trace did not say (salvaged without its first block).
     public func device(_ d: Int) -> String { devices[d]?.id ?? "d\(d)" }
-    public func user(_ u: Int) -> String { users[u] ?? "u#\(u)" }
+    public func user(_ u: Int) -> String { u < 0 ? "(room)" : users[u] ?? "u#\(u)" }
     public func deviceOf(connection c: ConnectionID) -> Int? { connections[c.raw] }
 
     /// A device index from a device id or `dN`.
