@@ -54,6 +54,8 @@ final class ChatroomOracle: Oracle {
     private var quotaWindow: [String: (window: Int64, lowAdmitted: Int)] = [:]
     private var roomWhitelists: [String: Set<String>] = [:]
     private var chatroomConfig: ChatroomConfig?
+    /// The offline-kick rule and the KV limits/ownership, re-derived from server events.
+    private var rules = ChatroomRuleModel()
 
     init(suite: OracleSuite) { self.suite = suite }
 
@@ -64,6 +66,8 @@ final class ChatroomOracle: Oracle {
             inRoom[d] = r
         case .api(.quitChatroom(let r)):
             if inRoom[d] == r { inRoom[d] = nil }
+        case .api(.setChatroomKV(let r, let key, _, _, let force)), .api(.removeChatroomKV(let r, let key, let force)):
+            rules.kvRequest(room: r, key: key, user: world.userId(ofDevice: d), force: force)
         case .transport(.closed):
             chrmPullsInFlight[world.deviceId(d)] = nil
             checkRejoin(world, d)
@@ -220,6 +224,39 @@ final class ChatroomOracle: Oracle {
         }
     }
 
+    // MARK: The offline-kick rule and the attribute rules
+
+    private func checkRules(_ world: World, _ e: ServerEvent, next: ArraySlice<ServerEffect>) {
+        switch e {
+        case .sessionOpened(let c, _, let dev, _, _): rules.sessionOpened(c, device: dev)
+        case .sessionClosed(let c, let user, _, _): rules.sessionClosed(c, user: user, now: world.serverMs)
+        case .chatroomJoined(let room, let user, let dev): rules.joined(room: room, user: user, device: dev)
+        case .chatroomLeft(let room, let user, let reason): rules.left(room: room, user: user, reason: reason)
+        case .chatroomDestroyed(let room, _): rules.destroyed(room: room)
+        case .restarted: rules.restarted()
+        case .messageAccepted(let m) where m.conversation.type == .chatroom && !m.flags.isStatus:
+            // A quota drop (messageAccepted + dropped) never reaches the room: no kick evaluation.
+            let quotaDropped = next.prefix(3).contains {
+                if case .event(.dropped(m.messageUId, _, nil, .chatroomQuota)) = $0 { return true }
+                return false
+            }
+            guard !quotaDropped else { return }
+            if chatroomConfig == nil { chatroomConfig = world.serverCore.config.chatroom }
+            let room = m.conversation.targetId
+            let whitelist = Set(world.serverCore.directory.chatroomWhitelists[room] ?? [])
+            for p in rules.messageProduced(room: room, now: world.serverMs, config: chatroomConfig!, whitelist: whitelist) {
+                suite.report(name, device: m.senderDeviceId.flatMap { world.deviceIndex($0) }, conversation: m.conversation,
+                             messageUId: m.messageUId, "offline-kick rule: \(p)")
+            }
+        case .chatroomKVChanged(let room, let key, let user, let deleted):
+            for p in rules.kvChanged(room: room, key: key, user: user, deleted: deleted) {
+                suite.report(name, device: nil, conversation: ConversationKey(.chatroom, room), "attributes of \(room): \(p)")
+            }
+        default:
+            break
+        }
+    }
+
     // MARK: Offline kick + silent rejoin (B9)
 
     private func ringOverflow(_ world: World, device dev: String, user: String, room: String, lost: [String]) {
@@ -237,6 +274,7 @@ final class ChatroomOracle: Oracle {
         var overflow: [(user: String, room: String, uid: String)] = []
         for (i, effect) in serverEffects.enumerated() {
             guard case .event(let e) = effect else { continue }
+            checkRules(world, e, next: serverEffects[(i + 1)...])
             switch e {
             case .messageAccepted(let m) where m.conversation.type == .chatroom:
                 // A silent quota drop follows its messageAccepted in the same effects.
