@@ -67,6 +67,15 @@ final class ReplayChecks {
     private let rejoinGraceMs: Int64 = 10_000
     // order (history paging)
     private var pendingHistory: [(ConversationKey, Int64, Int32)] = []
+    // reconnect: the attempt being waited for, and a foreground / network change that must restart it
+    private var waiting: (attempt: Int, since: Int64)?
+    private var resetDue: String?
+    // chatroom attributes: since when each room's are owed (join completed), on this connection
+    private var kvOwedSince: [String: (t: Int64, line: Int)] = [:]
+    private let kvSyncGraceMs: Int64 = 40_000
+    /// False once the replay diverged: the capture's server frames answer the captured requests,
+    /// not the replayed core's, so "no answer within 40 s" means nothing.
+    var serverAnswersFollow = true
 
     init(config: ClientConfig, startMs: Int64) {
         self.config = config
@@ -121,9 +130,13 @@ final class ReplayChecks {
     // MARK: - Inputs
 
     func input(_ input: ClientInput, t: Int64, line: Int) {
+        checkKVDeadlines(t: t)
         switch input {
         case .lifecycle(.foreground), .networkChanged(available: true):
             expectReset = true
+            if let w = waiting, w.attempt > 0 {
+                if case .lifecycle = input { resetDue = "the app came to the foreground" } else { resetDue = "the network changed" }
+            }
         case .api(.connect):
             stoppedBy = nil
         case .api(.disconnect):
@@ -139,8 +152,24 @@ final class ReplayChecks {
         case .transport(.closed):
             checkRejoin(t: t, line: line)
             sessionStart = nil
+            kvOwedSince = [:]
+        case .networkChanged(available: false):
+            waiting = nil
         default:
             break
+        }
+    }
+
+    /// B8: a join completed on a connection that stayed up must have its attributes within 40 s
+    /// (longer than the 30 s request timeout).
+    private func checkKVDeadlines(t: Int64) {
+        guard serverAnswersFollow else { return kvOwedSince = [:] }
+        for room in kvOwedSince.keys.sorted() {
+            guard let owed = kvOwedSince[room], t - owed.t >= kvSyncGraceMs else { continue }
+            kvOwedSince[room] = nil
+            report("chatroom", line: owed.line, t: owed.t, conversation: ConversationKey(.chatroom, room),
+                   "chatroom \(room): attributes still not synced \(SimDuration.milliseconds(t - owed.t)) after the join completed " +
+                   "on a connection that stayed up (reads answer 34004)")
         }
     }
 
@@ -149,6 +178,20 @@ final class ReplayChecks {
     func effects(_ effects: [ClientEffect], store: IMStore, serverTimes: [String: Int64], t: Int64, line: Int) {
         var touched: [ConversationKey] = []
         func touch(_ c: ConversationKey) { if !touched.contains(c) { touched.append(c) } }
+        if let why = resetDue {
+            resetDue = nil
+            let restarted = effects.contains {
+                if case .note(.reconnectScheduled(0, _)) = $0 { return true }
+                if case .openConnection = $0 { return true }
+                return false
+            }
+            if !restarted, let w = waiting {
+                expectReset = false
+                report("reconnect", line: line, t: t,
+                       "\(why) while waiting for reconnect attempt \(w.attempt) (scheduled at \(relativeTime(w.since, startMs))): " +
+                       "the schedule should restart from 0 (an attempt now), but the device keeps waiting")
+            }
+        }
         for e in effects {
             switch e {
             // no-duplicate + order
@@ -219,14 +262,24 @@ final class ReplayChecks {
                     }
                 }
                 expectReset = false
+                waiting = (attempt, t)
             case .openConnection:
+                waiting = nil
                 if let why = stoppedBy {
                     report("reconnect", line: line, t: t, "opened a connection by itself after \(why)")
                     stoppedBy = nil
                 }
             case .callback(.connectError(let code)):
                 stoppedBy = "connect error \(code)"
+                waiting = nil
+            case .callback(.chatroomJoined(let room)):
+                kvOwedSince[room] = (t, line)
+            case .note(.chatroomState(let room, true)):
+                if kvOwedSince[room] == nil { kvOwedSince[room] = (t, line) }
+            case .callback(.chatroomKVSynced(let room)):
+                kvOwedSince[room] = nil
             case .callback(.connectionStatus(let s)):
+                if s != .connecting { waiting = nil }
                 if s == .kickedOfflineByOtherClient { stoppedBy = "being kicked by another device" }
                 if s == .connected {
                     expectReset = false
@@ -273,6 +326,7 @@ final class ReplayChecks {
     }
 
     private func forget(room: String) {
+        kvOwedSince[room] = nil
         let key = ConversationKey(.chatroom, room)
         for uid in rows.keys.sorted() where rows[uid]!.0 == key {
             rows[uid] = nil
@@ -283,6 +337,20 @@ final class ReplayChecks {
     /// End of the capture: rejoin deadline, the store's own duplicates, history order.
     func finish(store: IMStore, serverTimes: [String: Int64], t: Int64, line: Int) {
         checkRejoin(t: t, line: line)
+        checkKVDeadlines(t: t)
+        // B10: one peer listed twice (a target id the offline path did not trim).
+        let list = (try? store.conversationList(types: ConversationType.allCases)) ?? []
+        var byTrimmed: [ConversationKey: ConversationKey] = [:]
+        for conv in list.map(\.key) {
+            let t0 = conv.targetId
+            let normal = ConversationKey(conv.type, String(t0.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()))
+            if let other = byTrimmed[normal], other != conv {
+                report("no-duplicate", line: 0, t: t, conversation: conv,
+                       "duplicate conversation: the list holds \"\(other)\" and \"\(conv)\", the same \(conv.type) peer twice")
+                break
+            }
+            byTrimmed[normal] = conv
+        }
         if let dups = try? store.duplicateMessageUIds(), let first = dups.first,
            !violations.contains(where: { $0.oracle == "no-duplicate" }) {
             report("no-duplicate", line: 0, t: t, uid: first.messageUId,

@@ -161,6 +161,9 @@ public final class Replayer {
             if notes.count < 20 { notes.append("line \(r.line): an input before any app start — the SDK instance is created there") }
             startCore()
         }
+        // Once the replayed core's outputs differ from the capture (a fixed build), the captured
+        // server frames no longer answer its requests: checks that wait for an answer stop.
+        if divergence != nil { checks.serverAnswersFollow = false }
         checks.input(clientInput, t: r.t, line: r.line)
         let effects = core!.handle(clientInput, now: DeviceTime(milliseconds: r.t))
         if case .transport(.closed) = clientInput { replayedConn = nil }
