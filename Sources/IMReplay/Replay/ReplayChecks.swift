@@ -73,6 +73,11 @@ final class ReplayChecks {
     // chatroom attributes: since when each room's are owed (join completed), on this connection
     private var kvOwedSince: [String: (t: Int64, line: Int)] = [:]
     private let kvSyncGraceMs: Int64 = 40_000
+    // no-loss (B3): the inbox sync state, and which capture lines brought a direct delivery / a pull page
+    private var syncState = "offline"
+    private var directLine = -1
+    private var pullLine = -1
+    private var cursorJumpReported = false
     /// False once the replay diverged: the capture's server frames answer the captured requests,
     /// not the replayed core's, so "no answer within 40 s" means nothing.
     var serverAnswersFollow = true
@@ -108,6 +113,8 @@ final class ReplayChecks {
         case .syncEcho: "sync echo + PUBACK"
         case .history: "cloud history answer"
         }
+        if case .direct = m.via { directLine = m.line }
+        if case .pull = m.via { pullLine = m.line }
         step(uid, line: m.line, t: m.t, "server sent it in \(via): \(m.conversation) \(m.objectName) from \(m.senderUserId), dataTime \(m.dataTime)")
     }
 
@@ -272,6 +279,17 @@ final class ReplayChecks {
             case .callback(.connectError(let code)):
                 stoppedBy = "connect error \(code)"
                 waiting = nil
+            case .note(.syncState(_, let to, _)):
+                syncState = to
+            case .note(.cursor(let cursorName, let value)) where cursorName == SyncCursor.inbox.name:
+                // B3: a direct delivery moved the inbox cursor before this connection's sync
+                // completed — the pull that follows starts there, and what is older never arrives.
+                if syncState != "inSync", directLine == line, pullLine != line, !cursorJumpReported {
+                    cursorJumpReported = true
+                    report("no-loss", line: line, t: t,
+                           "inbox cursor moved to \(value) by a direct delivery while the sync was \(syncState): older " +
+                           "messages not yet pulled will never be (the next pull starts at \(value))")
+                }
             case .callback(.chatroomJoined(let room)):
                 kvOwedSince[room] = (t, line)
             case .note(.chatroomState(let room, true)):
