@@ -12,58 +12,66 @@ public struct RecordEncoder {
     /// The record's time: `time(_:)` fields are written relative to it.
     @usableFromInline var recordTime = SimTime.zero
 
-    init(state: EncoderState) { self.state = state }
+    /// `state.body` (kept alive by `state`), used through `out` without reference counting:
+    /// the compiler otherwise retains and releases it around every field write.
+    @usableFromInline let body: Unmanaged<ByteBuffer>
 
+    init(state: EncoderState) {
+        self.state = state
+        body = Unmanaged.passUnretained(state.body)
+    }
+
+    @inlinable @inline(__always) func out<R>(_ f: (ByteBuffer) -> R) -> R { body._withUnsafeGuaranteedRef(f) }
     @inlinable var bytes: ByteBuffer { state.body }
 
     /// Bytes written to this body so far.
     @inlinable public var count: Int { bytes.count }
 
     /// Unsigned LEB128 varint (1 byte below 128, at most 10).
-    @inlinable public mutating func uvarint(_ v: UInt64) { bytes.appendVarint(v) }
-    @inlinable public mutating func uvarint(_ v: UInt32) { bytes.appendVarint(UInt64(v)) }
+    @inlinable public mutating func uvarint(_ v: UInt64) { out { $0.appendVarint(v) } }
+    @inlinable public mutating func uvarint(_ v: UInt32) { out { $0.appendVarint(UInt64(v)) } }
     @inlinable public mutating func uvarint(_ v: Int) {
         precondition(v >= 0, "uvarint of a negative Int; use varint")
-        bytes.appendVarint(UInt64(v))
+        out { $0.appendVarint(UInt64(v)) }
     }
 
     /// Signed varint, zigzag-encoded (small magnitudes of either sign are short).
-    @inlinable public mutating func varint(_ v: Int64) { bytes.appendVarint(Varint.zigzag(v)) }
+    @inlinable public mutating func varint(_ v: Int64) { out { $0.appendVarint(Varint.zigzag(v)) } }
 
     /// 8 bytes little-endian (hashes, digests: values a varint would make longer).
-    @inlinable public mutating func fixed64(_ v: UInt64) { bytes.appendLittleEndian(v) }
+    @inlinable public mutating func fixed64(_ v: UInt64) { out { $0.appendLittleEndian(v) } }
     /// 4 bytes little-endian.
-    @inlinable public mutating func fixed32(_ v: UInt32) { bytes.appendLittleEndian(v) }
+    @inlinable public mutating func fixed32(_ v: UInt32) { out { $0.appendLittleEndian(v) } }
 
     /// One byte, 0 or 1.
-    @inlinable public mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
+    @inlinable public mutating func bool(_ v: Bool) { out { $0.append(v ? 1 : 0) } }
 
     /// Length-prefixed bytes.
     @inlinable public mutating func bytes(_ b: UnsafeRawBufferPointer) {
-        bytes.appendVarint(UInt64(b.count))
-        bytes.append(b)
+        out { $0.appendVarint(UInt64(b.count)) }
+        out { $0.append(b) }
     }
     @inlinable public mutating func bytes(_ b: [UInt8]) {
-        bytes.appendVarint(UInt64(b.count))
-        bytes.append(b)
+        out { $0.appendVarint(UInt64(b.count)) }
+        out { $0.append(b) }
     }
     @inlinable public mutating func bytes(_ b: ArraySlice<UInt8>) {
-        bytes.appendVarint(UInt64(b.count))
-        bytes.append(b)
+        out { $0.appendVarint(UInt64(b.count)) }
+        out { $0.append(b) }
     }
 
     /// Bytes as-is, without length (a pre-encoded blob whose length the schema knows, or the
     /// rest of the body). Read back with `RecordDecoder.raw(count:)` / `rest()`.
-    @inlinable public mutating func raw(_ b: [UInt8]) { bytes.append(b) }
-    @inlinable public mutating func raw(_ b: UnsafeRawBufferPointer) { bytes.append(b) }
+    @inlinable public mutating func raw(_ b: [UInt8]) { out { $0.append(b) } }
+    @inlinable public mutating func raw(_ b: UnsafeRawBufferPointer) { out { $0.append(b) } }
 
     /// Length-prefixed UTF-8, *not* interned: for one-off text such as message content kept
     /// with `--keep-content`. Use `string(_:)` for anything that repeats.
     @inlinable public mutating func utf8(_ s: String) {
         var s = s
         s.withUTF8 { u in
-            bytes.appendVarint(UInt64(u.count))
-            bytes.append(UnsafeRawBufferPointer(u))
+            out { $0.appendVarint(UInt64(u.count)) }
+            out { $0.append(UnsafeRawBufferPointer(u)) }
         }
     }
 
@@ -71,24 +79,24 @@ public struct RecordEncoder {
     /// a definition in the block (before this record), so every block decodes on its own.
     /// Costs one dictionary lookup; pre-intern hot strings with `TraceWriter.intern(_:)`.
     @inlinable public mutating func string(_ s: String) {
-        let id = state.interner.intern(s).id
+        let id = state.interner.internID(s)
         state.usedStrings.append(id)
-        bytes.appendVarint(UInt64(id))
+        out { $0.appendVarint(UInt64(id)) }
     }
 
     /// A string interned beforehand with the same writer's `intern(_:)`: no hashing.
     @inlinable public mutating func string(_ s: InternedString) {
         precondition(state.interner.owns(s), "InternedString \(s.id) \"\(s.text)\" was interned by another TraceWriter")
         state.usedStrings.append(s.id)
-        bytes.appendVarint(UInt64(s.id))
+        out { $0.appendVarint(UInt64(s.id)) }
     }
 
     /// A duration in the compact scaled code (1 byte for whole ms or s up to 15 units).
-    @inlinable public mutating func duration(_ d: SimDuration) { bytes.appendTimeCode(d.nanoseconds) }
+    @inlinable public mutating func duration(_ d: SimDuration) { out { $0.appendTimeCode(d.nanoseconds) } }
 
     /// An absolute time, written relative to the record's own time (so a deadline 30 s after the
     /// event costs one byte).
-    @inlinable public mutating func time(_ t: SimTime) { bytes.appendTimeCode(t.nanoseconds &- recordTime.nanoseconds) }
+    @inlinable public mutating func time(_ t: SimTime) { out { $0.appendTimeCode(t.nanoseconds &- recordTime.nanoseconds) } }
 }
 
 /// The writer's encoding state: the body buffer, the string table, and the strings the current

@@ -10,23 +10,93 @@ public struct InternedString: Hashable, Sendable {
     }
 }
 
-/// The writer's string table. Ids are dense, in first-use order (deterministic: the table is a
-/// `Dictionary` only for lookup, never iterated). `definedIn[id]` is the generation of the last
+/// The writer's string table. Ids are dense, in first-use order. Lookup is an open-addressing
+/// table of ids keyed by a 64-bit hash of the UTF-8 bytes: the recorder interns ~1 string per
+/// record, and `Dictionary<String, _>` spent most of that on `Hasher` (SipHash, seeded per
+/// process) — here the hash is a fixed multiply-xor over 8-byte words, and the table is never
+/// iterated, so nothing depends on its layout. `definedIn[id]` is the generation of the last
 /// block that carries the string's definition; the current block's generation says whether a
 /// definition must be emitted.
 @usableFromInline struct StringInterner {
-    @usableFromInline var ids: [String: UInt32] = [:]
     @usableFromInline var strings: [String] = []
+    /// Hash of `strings[id]`: a probe compares strings only when the hashes match.
+    @usableFromInline var hashes: [UInt64] = []
+    /// Power-of-two table of `id + 1` (0 = empty slot), at most half full.
+    @usableFromInline var slots: [UInt32] = Array(repeating: 0, count: 256)
     @usableFromInline var definedIn: [UInt32] = []
     @usableFromInline var generation: UInt32 = 1
 
     @inlinable mutating func intern(_ s: String) -> InternedString {
-        if let id = ids[s] { return InternedString(id: id, text: strings[Int(id)]) }
+        let id = internID(s)
+        return InternedString(id: id, text: strings[Int(id)])
+    }
+
+    /// The id of `s`, interning it if new.
+    @inlinable mutating func internID(_ s: String) -> UInt32 {
+        let h = Self.hash(s)
+        let mask = slots.count &- 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let slot = slots[i]
+            if slot == 0 { break }
+            let id = Int(slot &- 1)
+            if hashes[id] == h && strings[id] == s { return UInt32(id) }
+            i = (i &+ 1) & mask
+        }
         let id = UInt32(strings.count)
-        ids[s] = id
         strings.append(s)
+        hashes.append(h)
         definedIn.append(0)
-        return InternedString(id: id, text: s)
+        slots[i] = id &+ 1
+        if strings.count * 2 > slots.count { rehash() }
+        return id
+    }
+
+    @usableFromInline mutating func rehash() {
+        let size = slots.count * 2
+        let mask = size - 1
+        var table = [UInt32](repeating: 0, count: size)
+        for id in hashes.indices {
+            var i = Int(truncatingIfNeeded: hashes[id]) & mask
+            while table[i] != 0 { i = (i + 1) & mask }
+            table[i] = UInt32(id + 1)
+        }
+        slots = table
+    }
+
+    /// A fixed (unseeded) hash of the UTF-8 bytes, 8 bytes per step, finished with a
+    /// murmur3-style avalanche so the low bits index the table well.
+    @inlinable static func hash(_ s: String) -> UInt64 {
+        if let h = s.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) { return h }
+        var copy = s
+        return copy.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
+    }
+
+    @inlinable static func hash(_ u: UnsafeRawBufferPointer) -> UInt64 {
+        let k: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var h = UInt64(truncatingIfNeeded: u.count) &* k
+        var p = 0
+        let n = u.count
+        while p &+ 8 <= n {
+            let w = u.loadUnaligned(fromByteOffset: p, as: UInt64.self)
+            h = (h ^ w) &* k
+            h ^= h >> 29
+            p &+= 8
+        }
+        if p < n {
+            var w: UInt64 = 0
+            var shift: UInt64 = 0
+            while p < n {
+                w |= UInt64(u[p]) << shift
+                shift &+= 8
+                p &+= 1
+            }
+            h = (h ^ w) &* k
+        }
+        h ^= h >> 33
+        h &*= 0xFF51_AFD7_ED55_8CCD
+        h ^= h >> 33
+        return h
     }
 
     @inlinable func owns(_ s: InternedString) -> Bool {

@@ -40,6 +40,40 @@ import Testing
     }
 }
 
+@Suite struct AllMessagesTests {
+    /// The whole store at once equals every conversation's history pages, concatenated and
+    /// reversed (the ledger relies on it).
+    @Test func equalsHistoryPagesReversedForEveryConversation() throws {
+        let s = try memoryStore()
+        for i in 0..<45 {
+            _ = try store(s, incoming("A\(i)", at: Int64(1_000 + (i * 7) % 13)))  // same-ms ties
+            _ = try store(s, incoming("B\(i)", in: bob, at: Int64(1_000 + i)))
+        }
+        _ = try store(s, incoming("late", at: 900))
+        let all = try s.allMessagesInHistoryOrder()
+        #expect(all.count == 2)
+        for key in [alice, bob] {
+            var pages: [StoredMessage] = []
+            var before: Int64 = -1
+            while true {
+                let page = try s.history(in: key, before: before)
+                pages += page
+                guard let last = page.last else { break }
+                before = last.messageId
+            }
+            #expect(all[key] == Array(pages.reversed()))
+            #expect(all[key]?.count == (key == alice ? 46 : 45))
+        }
+        #expect(try memoryStore().allMessagesInHistoryOrder().isEmpty)
+        // Chatroom messages are left out on request only.
+        let room = ConversationKey(.chatroom, "room-1")
+        _ = try store(s, incoming("R1", in: room, at: 1_000))
+        #expect(try s.allMessagesInHistoryOrder()[room]?.count == 1)
+        #expect(try s.allMessagesInHistoryOrder(excludingChatrooms: true)[room] == nil)
+        #expect(try s.allMessagesInHistoryOrder(excludingChatrooms: true).count == 2)
+    }
+}
+
 @Suite struct RangeAndSnapshotTests {
     @Test func sentTimeRangeIsInclusiveAndInServerOrder() throws {
         let s = try memoryStore()

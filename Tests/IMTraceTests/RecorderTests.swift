@@ -38,6 +38,23 @@ func recordRun(_ scenario: Scenario, seed: UInt64 = 5, until: SimDuration? = nil
 }
 
 @Suite struct RecorderTests {
+    /// The recorder's typed write paths (which skip `TraceEvent`) use the levels of
+    /// `TraceEvent.level`: a run recorded at each level holds exactly the full trace's records
+    /// of that level or below, in the same order.
+    @Test func eachLevelRecordsExactlyTheFullTracesEventsOfItsLevel() throws {
+        func events(_ level: TraceLevel) throws -> [TraceEvent] {
+            let (bytes, _) = try recordRun(try smallScenario(), options: TraceRecorderOptions(level: level))
+            return try readEntries(bytes).map(\.event).filter { !isCheckpoint($0) }
+        }
+        let full = try events(.full)
+        #expect(Set(full.map(\.kind)).count > 20, "the small run exercises many kinds")
+        for level in [TraceLevel.events, .outcomes] {
+            let got = try events(level)
+            #expect(got.allSatisfy { $0.level <= level })
+            #expect(got == full.filter { $0.level <= level }, "level \(level)")
+        }
+    }
+
     @Test func recordsEveryKernelEventWithItsIndexAndTheRunsEnd() throws {
         let (bytes, run) = try recordRun(try smallScenario())
         let entries = try readEntries(bytes)

@@ -43,16 +43,20 @@ public final class TraceRecorder: WorldObserver {
     public let options: TraceRecorderOptions
     public let epochMs: Int64
     /// The first write error; nothing is recorded after it.
-    public private(set) var error: TraceError?
+    // The hot fields skip runtime exclusivity checks (one simulation thread drives the recorder;
+    // the checks cost ~10% of recording).
+    @exclusivity(unchecked) public private(set) var error: TraceError?
     /// The ledger was written (at `worldDidFinish`, or by `finish`).
     public private(set) var ledgerWritten = false
 
-    private weak var world: World?
+    @exclusivity(unchecked) private weak var world: World?
     private var ledgerSource: (() -> Ledger)?
     private var ownStatuses: LedgerStatusRecorder?
-    private var clockOffsets: [Int64?] = []
-    private var nextEvent: UInt64 = 0
-    private var finished = false
+    @exclusivity(unchecked) private var clockOffsets: [Int64?] = []
+    @exclusivity(unchecked) private var nextEvent: UInt64 = 0
+    /// Set by the first write error or by `close`: one flag (comparing the optional error
+    /// copied it per record).
+    @exclusivity(unchecked) private var stopped = false
     private let keep: Bool
     private let level: TraceLevel
 
@@ -130,18 +134,36 @@ public final class TraceRecorder: WorldObserver {
     /// do synthetic streams.
     public func record(_ event: TraceEvent, at time: SimTime) {
         let head = event.head
-        guard error == nil, !finished, head.level <= level else { return }
+        append(kind: head.kind, level: head.level, at: time) { event.encode(into: &$0, epochMs: epochMs) }
+    }
+
+    /// The one write path: level filter, a checkpoint before the first record of each block,
+    /// the record, the kernel-event count. The hot observer paths call it directly with a
+    /// record's own encoder (the same one `TraceEvent.encode` uses), skipping the `TraceEvent`
+    /// wrapper; levels are those of `TraceEvent.head`.
+    @inline(__always)
+    private func append(kind: UInt16, level l: TraceLevel, at time: SimTime, _ body: (inout RecordEncoder) -> Void) {
+        guard !stopped, l <= level else { return }
         do {
             if writer.pendingRecordCount == 0 {
                 let digest = world?.sim.digest.value ?? 0
                 let cp = TraceEvent.meta(.checkpoint(nextEvent: nextEvent, digest: digest))
                 try writer.append(kind: cp.kind, time: time) { cp.encode(into: &$0, epochMs: epochMs) }
             }
-            try writer.append(kind: head.kind, time: time) { event.encode(into: &$0, epochMs: epochMs) }
-            if head.kind <= 19 { nextEvent += 1 }  // kernel events are kinds 1–19
+            try writer.append(kind: kind, time: time, body)
+            if kind <= 19 { nextEvent += 1 }  // kernel events are kinds 1–19
         } catch {
             self.error = error
+            stopped = true
         }
+    }
+
+    private func record(device d: Int, _ r: ClientEffectRecord, at time: SimTime) {
+        append(kind: r.kind, level: .full, at: time) { TraceEvent.encode(device: d, r, into: &$0) }
+    }
+
+    private func record(_ r: ServerEffectRecord, at time: SimTime) {
+        append(kind: r.kind, level: .full, at: time) { r.encode(into: &$0) }
     }
 
     private func violation(_ v: Violation) {
@@ -151,10 +173,7 @@ public final class TraceRecorder: WorldObserver {
     private func writeLedger(at time: SimTime) {
         guard !ledgerWritten, let ledgerSource else { return }
         ledgerWritten = true
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? enc.encode(ledgerSource()) else { return }
-        let bytes = [UInt8](data)
+        let bytes = ledgerSource().compactJSON()
         let size = options.ledgerPartBytes
         let parts = max(1, (bytes.count + size - 1) / size)
         for p in 0..<parts {
@@ -181,7 +200,7 @@ public final class TraceRecorder: WorldObserver {
     /// `record(_:at:)` without a world.
     @discardableResult
     public func close(finalDigest: UInt64) throws(TraceError) -> TraceWriteSummary {
-        finished = true
+        stopped = true
         if let error { throw error }
         return try writer.finish(finalDigest: finalDigest)
     }
@@ -189,8 +208,8 @@ public final class TraceRecorder: WorldObserver {
     // MARK: - WorldObserver
 
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
-        record(.kernel(KernelRecord(event.payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }),
-               at: event.time)
+        let r = KernelRecord(event.payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }
+        append(kind: r.kind, level: .events, at: event.time) { r.encode(into: &$0) }
     }
 
     public func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
@@ -218,21 +237,23 @@ public final class TraceRecorder: WorldObserver {
         for effect in effects {
             switch effect {
             case .openConnection:
-                record(.clientEffect(device: d, .openConnection(ConnectionID(nextConnection))), at: now)
+                record(device: d, .openConnection(ConnectionID(nextConnection)), at: now)
                 nextConnection += 1
             case .send(let bytes, let frames):
                 guard level >= .full else { continue }
-                record(.clientEffect(device: d, .send(.of(bytes, keep: keep), frames: frames)), at: now)
+                record(device: d, .send(.of(bytes, keep: keep), frames: frames), at: now)
             case .closeConnection:
-                record(.clientEffect(device: d, .closeConnection), at: now)
+                record(device: d, .closeConnection, at: now)
             case .setTimer(let t, let after):
-                record(.clientEffect(device: d, .setTimer(t, after: after)), at: now)
+                record(device: d, .setTimer(t, after: after), at: now)
             case .cancelTimer(let t):
-                record(.clientEffect(device: d, .cancelTimer(t)), at: now)
+                record(device: d, .cancelTimer(t), at: now)
             case .callback(let cb):
-                record(.callback(device: d, CallbackRecord(cb, keepContent: keep)), at: now)
+                let r = CallbackRecord(cb, keepContent: keep)
+                append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
             case .note(let n):
-                record(.clientNote(device: d, ClientNoteRecord(n)), at: now)
+                let r = ClientNoteRecord(n)
+                append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
             }
         }
     }
@@ -254,15 +275,16 @@ public final class TraceRecorder: WorldObserver {
             switch effect {
             case .send(let c, let bytes, let frames):
                 guard level >= .full else { continue }
-                record(.serverEffect(.send(c, .of(bytes, keep: keep), frames: frames)), at: now)
+                record(.send(c, .of(bytes, keep: keep), frames: frames), at: now)
             case .close(let c):
-                record(.serverEffect(.close(c)), at: now)
+                record(.close(c), at: now)
             case .setTimer(let t, let after):
-                record(.serverEffect(.setTimer(t, after: after)), at: now)
+                record(.setTimer(t, after: after), at: now)
             case .cancelTimer(let t):
-                record(.serverEffect(.cancelTimer(t)), at: now)
+                record(.cancelTimer(t), at: now)
             case .event(let e):
-                record(.serverEvent(ServerEventRecord(e)), at: now)
+                let r = ServerEventRecord(e)
+                append(kind: r.kind, level: .outcomes, at: now) { r.encode(into: &$0, epoch: epochMs) }
             }
         }
     }

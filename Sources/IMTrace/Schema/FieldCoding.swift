@@ -11,7 +11,7 @@ extension RecordEncoder {
     /// the first 127 strings, like a plain interned string).
     @inlinable mutating func optionalString(_ s: String?) {
         guard let s else { uvarint(UInt64(0)); return }
-        let id = state.interner.intern(s).id
+        let id = state.interner.internID(s)
         state.usedStrings.append(id)
         uvarint(UInt64(id) + 1)
     }

@@ -77,15 +77,27 @@ public enum TraceEvent: Equatable, Sendable {
         case .kernel(let r): r.encode(into: &e)
         case .world(let r): r.encode(into: &e)
         case .clientInput(let d, let r): e.uvarint(d); r.encode(into: &e, epoch: epoch)
-        case .clientEffect(let d, let r): e.uvarint(d); r.encode(into: &e)
-        case .callback(let d, let r): e.uvarint(d); r.encode(into: &e, epoch: epoch)
-        case .clientNote(let d, let r): e.uvarint(d); r.encode(into: &e, epoch: epoch)
+        case .clientEffect(let d, let r): Self.encode(device: d, r, into: &e)
+        case .callback(let d, let r): Self.encode(device: d, r, into: &e, epoch: epoch)
+        case .clientNote(let d, let r): Self.encode(device: d, r, into: &e, epoch: epoch)
         case .serverInput(let r): r.encode(into: &e)
         case .serverEffect(let r): r.encode(into: &e)
         case .serverEvent(let r): r.encode(into: &e, epoch: epoch)
         case .meta(let r): r.encode(into: &e)
         case .unknown(_, let body): e.raw(body)
         }
+    }
+
+    // Device-scoped bodies: the device index, then the record's fields. The recorder's typed
+    // paths (which skip building a `TraceEvent`) write through these same functions.
+    static func encode(device d: Int, _ r: ClientEffectRecord, into e: inout RecordEncoder) {
+        e.uvarint(d); r.encode(into: &e)
+    }
+    static func encode(device d: Int, _ r: CallbackRecord, into e: inout RecordEncoder, epoch: Int64) {
+        e.uvarint(d); r.encode(into: &e, epoch: epoch)
+    }
+    static func encode(device d: Int, _ r: ClientNoteRecord, into e: inout RecordEncoder, epoch: Int64) {
+        e.uvarint(d); r.encode(into: &e, epoch: epoch)
     }
 
     /// Decodes a record's body, checking that it holds exactly the kind's fields. Unknown kinds
