@@ -50,9 +50,13 @@ final class NoDuplicateOracle: Oracle {
     /// Trimmed of whitespace at both ends (the SDK's normalisation of a target id).
     static func trimmed(_ key: ConversationKey) -> ConversationKey? {
         let t = key.targetId
+        // Fast path (almost every id): both ends ASCII and not whitespace.
+        if let f = t.utf8.first, let l = t.utf8.last, f < 0x80, l < 0x80, !asciiSpace(f), !asciiSpace(l) { return nil }
         guard let f = t.first, let l = t.last, f.isWhitespace || l.isWhitespace else { return nil }
         return ConversationKey(key.type, String(t.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()))
     }
+
+    private static func asciiSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
 
     /// A message landed in `conv` on device `d`: is the same peer now listed twice?
     private func checkConversation(_ world: World, _ d: Int, _ conv: ConversationKey) {
@@ -126,8 +130,9 @@ final class NoDuplicateOracle: Oracle {
 
     private func forget(room: String, device d: Int) {
         let key = ConversationKey(.chatroom, room)
-        for uid in rows[d].keys.sorted() where rows[d][uid]!.0 == key { rows[d][uid] = nil }
-        for uid in notified[d].keys.sorted() where notified[d][uid] == key { notified[d][uid] = nil }
+        // (Filtering keeps the same entries whatever the dictionaries' order.)
+        rows[d] = rows[d].filter { $0.value.0 != key }
+        notified[d] = notified[d].filter { $0.value != key }
     }
 
     func finalCheck(_ world: World) {

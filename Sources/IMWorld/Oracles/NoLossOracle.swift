@@ -33,6 +33,9 @@ final class NoLossOracle: Oracle {
     private var chatroomProbation: [(SimTime, String, Int, Int)] = []
     private var generation: [Int] = []
     private var droppedFor: [String: Set<String>] = [:]   // uid → users ("*" = everyone)
+    /// Per device: chatroom id → messageUIds promoted to `pending` for it (may include ones
+    /// delivered since). `leaveRoom` visits only these instead of every message ever accepted.
+    private var roomPending: [[String: [String]]] = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
@@ -50,6 +53,7 @@ final class NoLossOracle: Oracle {
     private func ensure(_ d: Int) {
         while have.count <= d {
             have.append([]); appRoom.append(nil); joinedOnConnection.append(false); connected.append(false); generation.append(0)
+            roomPending.append([:])
         }
     }
 
@@ -111,14 +115,15 @@ final class NoLossOracle: Oracle {
 
     private func leaveRoom(_ room: String, device d: Int) {
         // Messages of a room the device left are no longer owed to it.
+        let key = ConversationKey(.chatroom, room)
         for (i, p) in chatroomProbation.enumerated().reversed() where p.2 == d {
-            if suite.paths.acceptedMessages[p.1]?.conversation == ConversationKey(.chatroom, room) {
+            if suite.paths.acceptedMessages[p.1]?.conversation == key {
                 chatroomProbation.remove(at: i)
             }
         }
-        for uid in pendingOrder {
-            guard let m = suite.paths.acceptedMessages[uid], m.conversation == ConversationKey(.chatroom, room),
-                  var list = pending[uid], let i = list.firstIndex(of: d) else { continue }
+        guard d < roomPending.count, let uids = roomPending[d].removeValue(forKey: room) else { return }
+        for uid in uids {
+            guard var list = pending[uid], let i = list.firstIndex(of: d) else { continue }
             list.remove(at: i)
             pending[uid] = list
         }
@@ -132,6 +137,9 @@ final class NoLossOracle: Oracle {
             let dropped = droppedFor[uid].map { $0.contains("*") || $0.contains(world.userId(ofDevice: d)) } ?? false
             if generation[d] == gen && !have[d].contains(uid) && !dropped {
                 pending[uid, default: []].append(d)
+                if let c = suite.paths.acceptedMessages[uid]?.conversation, c.type == .chatroom {
+                    roomPending[d][c.targetId, default: []].append(uid)
+                }
             }
         }
     }
