@@ -36,7 +36,8 @@ let package = Package(
         .target(name: "IMClient", dependencies: ["IMWire", "IMStore"]),
         .target(name: "IMServer", dependencies: ["IMWire"]),
         .target(name: "IMWorld", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer"]),
-        .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "CZstd"]),
+        .target(name: "CCRC32C"),
+        .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "CZstd", "CCRC32C"]),
         .target(name: "IMReplay", dependencies: ["IMWorld", "IMTrace", "CZstd"]),
         // The real runtime: the same cores over TCP (SwiftNIO), real clocks; outside the determinism rules.
         .target(name: "IMRuntime", dependencies: ["IMClient", "IMServer", "IMStore", "IMWire", "IMReplay", nioCore, nioPosix]),

@@ -1,14 +1,18 @@
-/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), slicing-by-8.
+import CCRC32C
+
+/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): the CPU's CRC-32C instruction where
+/// there is one (x86-64 SSE4.2, AArch64 CRC), else software slicing-by-8.
 ///
 /// Why CRC-32C and not xxHash64: a trace block is checked for *accidental* damage (torn writes,
 /// bit rot, truncation), the job CRC-32C does in iSCSI, ext4, Btrfs and the LevelDB/RocksDB log
 /// format. It detects every burst of up to 32 bits and every error of up to 3 bits in blocks far
 /// larger than ours (Hamming distance 4 up to ~2^31 bits), which a hash gives only
-/// probabilistically; 32 bits per 56-byte block header or ~100 KiB payload is cheap. Software
-/// slicing-by-8 runs at a few GB/s, far faster than zstd, so it costs nothing measurable.
+/// probabilistically; 32 bits per 56-byte block header or ~100 KiB payload is cheap. Slicing-by-8
+/// costs ~4 instructions per byte (~10% of what zstd level 3 spends on the same bytes); the
+/// instruction, ~0.4.
 public enum CRC32C {
     /// CRC-32C of `bytes` (initial value and final xor as in RFC 3720: `checksum("123456789") == 0xE3069283`).
-    @inlinable public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         update(0, bytes)
     }
 
@@ -20,8 +24,17 @@ public enum CRC32C {
         bytes.withUnsafeBytes { update(0, $0) }
     }
 
+    /// Whether `update` uses the CPU instruction.
+    public static let hardware = imsim_crc32c_hardware() != 0
+
     /// Continues a checksum: `update(update(0, a), b) == checksum(a + b)`.
-    @inlinable public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard hardware, let base = bytes.baseAddress else { return software(crc, bytes) }
+        return ~imsim_crc32c_hw_update(~crc, base, bytes.count)
+    }
+
+    /// Slicing-by-8 (the fallback; the tests hold the instruction to it).
+    public static func software(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         Tables.shared.withUnsafeBufferPointer { t in
             var c = ~crc
             var p = 0

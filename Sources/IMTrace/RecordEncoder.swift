@@ -25,7 +25,7 @@ public struct RecordEncoder {
     @inlinable var bytes: ByteBuffer { state.body }
 
     /// Bytes written to this body so far.
-    @inlinable public var count: Int { bytes.count }
+    @inlinable public var count: Int { bytes.count - state.bodyStart }
 
     /// Unsigned LEB128 varint (1 byte below 128, at most 10).
     @inlinable public mutating func uvarint(_ v: UInt64) { out { $0.appendVarint(v) } }
@@ -99,26 +99,46 @@ public struct RecordEncoder {
     @inlinable public mutating func time(_ t: SimTime) { out { $0.appendTimeCode(t.nanoseconds &- recordTime.nanoseconds) } }
 }
 
-/// The writer's encoding state: the body buffer, the string table, and the strings the current
-/// record uses (their definitions are emitted before the record).
+/// The writer's encoding state: the buffer bodies are written into (the writer's block: a body
+/// is encoded in place, after its record head), the string table, and the strings the current
+/// record uses (their definitions go before the record).
 @usableFromInline final class EncoderState {
-    @usableFromInline let body = ByteBuffer(capacity: 256)
-    @exclusivity(unchecked) @usableFromInline var usedStrings: [UInt32] = []
+    @usableFromInline let body: ByteBuffer
+    /// Where the current record's body starts in `body`.
+    @exclusivity(unchecked) @usableFromInline var bodyStart = 0
+    @exclusivity(unchecked) @usableFromInline var usedStrings = IDList()
     @exclusivity(unchecked) @usableFromInline var interner = StringInterner()
 
-    init() { usedStrings.reserveCapacity(8) }
-
-    func begin() {
-        body.removeAll()
-        if !usedStrings.isEmpty { usedStrings.removeAll(keepingCapacity: true) }
+    init(body: ByteBuffer) {
+        self.body = body
     }
 
-    /// Appends the definitions this record needs to `out` (called by the writer, before the record).
+    @inline(__always) func begin(at start: Int) {
+        bodyStart = start
+        usedStrings.count = 0
+    }
+
+    /// Appends the definitions this record needs to `out`.
     func emitDefinitions(into out: ByteBuffer) {
-        if !usedStrings.isEmpty { interner.emitDefinitions(usedStrings, into: out) }
+        if !usedStrings.isEmpty { interner.emitDefinitions(usedStrings.ids, into: out) }
     }
 
     func pendingDefinitionBytes() -> Int {
-        usedStrings.isEmpty ? 0 : interner.pendingDefinitionBytes(usedStrings)
+        usedStrings.isEmpty ? 0 : interner.pendingDefinitionBytes(usedStrings.ids)
+    }
+}
+
+/// The string ids a record uses: an array that is emptied by resetting a count
+/// (`Array.removeAll(keepingCapacity:)` is a generic `replaceSubrange`, ~80 instructions a record).
+@usableFromInline struct IDList {
+    @usableFromInline var storage: [UInt32] = Array(repeating: 0, count: 8)
+    @usableFromInline var count = 0
+
+    @inlinable var isEmpty: Bool { count == 0 }
+    @inlinable var ids: ArraySlice<UInt32> { storage[0..<count] }
+
+    @inlinable mutating func append(_ id: UInt32) {
+        if count < storage.count { storage[count] = id } else { storage.append(id) }
+        count &+= 1
     }
 }

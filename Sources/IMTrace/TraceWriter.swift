@@ -63,7 +63,12 @@ public final class TraceWriter {
     private let state: EncoderState
     @exclusivity(unchecked) private var encoder: RecordEncoder
 
-    private let block = ByteBuffer(capacity: 1 << 16)
+    /// The block being filled. Records are encoded straight into it: head, a length byte, the
+    /// body; then the length is patched (widened if the body reached 128 bytes) and any string
+    /// definitions the record needs are slid in before it.
+    private let block = ByteBuffer(capacity: 1 << 17)
+    /// Scratch for definitions and for a record moved to the next block.
+    private let scratch = ByteBuffer(capacity: 256)
     private var frame: [UInt8] = []
     private var output: [UInt8] = []
     @exclusivity(unchecked) private var blockRecords = 0
@@ -91,7 +96,7 @@ public final class TraceWriter {
         self.header = header
         self.options = options
         compressor = try ZstdCompressor(level: options.compressionLevel)
-        state = EncoderState()
+        state = EncoderState(body: block)
         encoder = RecordEncoder(state: state)
         sink = try TraceSink(path: path, sync: options.syncEachBlock)
         try start()
@@ -103,7 +108,7 @@ public final class TraceWriter {
         self.header = header
         self.options = options
         compressor = try ZstdCompressor(level: options.compressionLevel)
-        state = EncoderState()
+        state = EncoderState(body: block)
         encoder = RecordEncoder(state: state)
         sink = TraceSink(memory: ())
         try start()
@@ -127,56 +132,114 @@ public final class TraceWriter {
     /// must not call back into the writer.
     /// - Throws: `TraceError.io` when a full block cannot be written, `.recordTooLarge`,
     ///   `.writerClosed` after `finish` or an earlier failure.
+    @inline(__always)
     public func append(kind: UInt16, time: SimTime, _ body: (inout RecordEncoder) -> Void) throws(TraceError) {
         guard status == .open else { throw .writerClosed }
         precondition(!inBody, "TraceWriter.append called from inside a record body")
+        let start = beginRecord(kind: kind, time: time)
         inBody = true
-        state.begin()
         encoder.recordTime = time
         body(&encoder)
         inBody = false
-        try commit(kind: kind, time: time)
+        try commit(kind: kind, start: start, time: time)
     }
 
     /// Appends a record without body.
     public func append(kind: UInt16, time: SimTime) throws(TraceError) {
         guard status == .open else { throw .writerClosed }
         precondition(!inBody, "TraceWriter.append called from inside a record body")
-        state.begin()
-        try commit(kind: kind, time: time)
+        try commit(kind: kind, start: beginRecord(kind: kind, time: time), time: time)
+    }
+
+    /// Writes the record head and a one-byte body length placeholder; returns where the record starts.
+    @inline(__always)
+    private func beginRecord(kind: UInt16, time: SimTime) -> Int {
+        let start = block.count
+        if blockRecords == 0 { previousTime = 0 }  // the first record's delta is its absolute time: blocks stand alone
+        block.appendVarint(UInt64(kind) &+ 1)
+        block.appendTimeCode(time.nanoseconds &- previousTime)
+        block.append(0)
+        state.begin(at: block.count)
+        return start
     }
 
     /// Head (≤ 3) + time code (≤ 10) + body length (≤ 4) bytes.
     private static let recordOverhead = 17
 
-    private func commit(kind: UInt16, time: SimTime) throws(TraceError) {
-        let bodyCount = state.body.count
-        guard bodyCount <= TraceFormat.maxRecordBody else {
-            throw .recordTooLarge(bytes: bodyCount, limit: TraceFormat.maxRecordBody)
+    /// Finishes the record encoded in place from `start`: length, definitions, block limits.
+    private func commit(kind: UInt16, start: Int, time: SimTime) throws(TraceError) {
+        var bodyAt = state.bodyStart
+        let bodyCount = block.count &- bodyAt
+        if bodyCount < 0x80 {
+            block.base[bodyAt &- 1] = UInt8(truncatingIfNeeded: bodyCount)
+        } else {
+            guard bodyCount <= TraceFormat.maxRecordBody else {
+                block.count = start
+                throw .recordTooLarge(bytes: bodyCount, limit: TraceFormat.maxRecordBody)
+            }
+            // Widen the length field: slide the body right.
+            let extra = Varint.length(UInt64(bodyCount)) &- 1
+            block.reserve(extra)
+            (block.base + bodyAt + extra).update(from: block.base + bodyAt, count: bodyCount)
+            block.count = bodyAt &- 1
+            block.appendVarint(UInt64(bodyCount))
+            bodyAt &+= extra
+            block.count = bodyAt &+ bodyCount
         }
-        var size = state.pendingDefinitionBytes() + bodyCount + Self.recordOverhead
-        if blockRecords > 0 && block.count + size > options.maxBlockBytes {
-            try flushBlock()
-            size = state.pendingDefinitionBytes() + bodyCount + Self.recordOverhead
-        }
-        guard size <= TraceFormat.maxBlockPayload else {
-            throw .recordTooLarge(bytes: size, limit: TraceFormat.maxBlockPayload)
-        }
-        if blockRecords == 0 {
+        if !state.usedStrings.isEmpty { bodyAt &+= insertDefinitions(at: start) }
+        if blockRecords > 0 && block.count > options.maxBlockBytes {
+            try moveToNextBlock(kind: kind, start: start, bodyAt: bodyAt, bodyCount: bodyCount, time: time)
+        } else if blockRecords == 0 {
             blockFirstTime = time
-            previousTime = 0  // the first record's delta is its absolute time: blocks stand alone
+            guard block.count <= TraceFormat.maxBlockPayload else {
+                let size = block.count
+                block.count = start
+                state.interner.nextBlock()  // the definitions just emitted are gone with it
+                throw .recordTooLarge(bytes: size, limit: TraceFormat.maxBlockPayload)
+            }
         }
-        state.emitDefinitions(into: block)
-        block.appendVarint(UInt64(kind) &+ 1)
-        block.appendTimeCode(time.nanoseconds &- previousTime)
-        block.appendVarint(UInt64(bodyCount))
-        block.append(state.body.bytes)
         previousTime = time.nanoseconds
-        blockRecords += 1
-        recordCount += 1
+        blockRecords &+= 1
+        recordCount &+= 1
         if blockRecords >= options.recordsPerBlock || block.count >= options.maxBlockBytes {
             try flushBlock()
         }
+    }
+
+    /// Slides the record at `start` right to put the definitions of its strings that this block
+    /// does not have yet in front of it (a reader resolves an id from the definitions before it).
+    /// Returns the bytes inserted.
+    private func insertDefinitions(at start: Int) -> Int {
+        scratch.removeAll()
+        state.emitDefinitions(into: scratch)
+        let n = scratch.count
+        guard n > 0 else { return 0 }
+        let recordBytes = block.count &- start
+        block.reserve(n)
+        (block.base + start + n).update(from: block.base + start, count: recordBytes)
+        (block.base + start).update(from: scratch.base, count: n)
+        block.count &+= n
+        return n
+    }
+
+    /// The record at `start` (definitions included) overflowed `maxBlockBytes`: write the block
+    /// without it, then write it again as the next block's first record (its time delta becomes
+    /// absolute, and that block needs its string definitions again).
+    private func moveToNextBlock(kind: UInt16, start: Int, bodyAt: Int, bodyCount: Int, time: SimTime) throws(TraceError) {
+        scratch.removeAll()
+        scratch.append(UnsafeRawBufferPointer(start: block.base + bodyAt, count: bodyCount))
+        block.count = start
+        try flushBlock()
+        let size = state.pendingDefinitionBytes() + bodyCount + Self.recordOverhead
+        guard size <= TraceFormat.maxBlockPayload else {
+            throw .recordTooLarge(bytes: size, limit: TraceFormat.maxBlockPayload)
+        }
+        state.emitDefinitions(into: block)
+        block.appendVarint(UInt64(kind) &+ 1)
+        block.appendTimeCode(time.nanoseconds)
+        block.appendVarint(UInt64(bodyCount))
+        block.append(scratch.bytes)
+        blockFirstTime = time
     }
 
     /// Writes the pending records as a block now (no-op when none are pending).

@@ -207,9 +207,25 @@ public final class TraceRecorder: WorldObserver {
 
     // MARK: - WorldObserver
 
+    // The observer methods write the frequent records straight from the world's values with the
+    // record types' own field encoders (no intermediate record, no copy of the effect); the rest
+    // go through the record types. Same bytes either way (RecorderTests checks both paths).
+
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
-        let r = KernelRecord(event.payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }
-        append(kind: r.kind, level: .events, at: event.time) { r.encode(into: &$0) }
+        // Copy the payload out first: switching on `event.payload` copied the whole generic
+        // `SimEvent` through its type metadata (~100 instructions per event).
+        let time = event.time
+        let payload = event.payload
+        switch payload {
+        case .deliver(let c, let toServer):
+            let d = world.device(ofConnection: ConnectionID(UInt64(c))) ?? 0
+            append(kind: toServer ? 3 : 4, level: .events, at: time) { KernelRecord.encodeLink(UInt64(c), d, into: &$0) }
+        case .clientTimer(let d, let t):
+            append(kind: 9, level: .events, at: time) { KernelRecord.encodeClientTimer(Int(d), t, into: &$0) }
+        default:
+            let r = KernelRecord(payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }
+            append(kind: r.kind, level: .events, at: time) { r.encode(into: &$0) }
+        }
     }
 
     public func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
@@ -225,6 +241,9 @@ public final class TraceRecorder: WorldObserver {
         // The world feeds a timer to its core exactly when it dispatches `ev.clientTimer`: that
         // record is the input (kind `in.timer` is for drivers without kernel records, e.g. replay).
         case .timerFired: return
+        case .transport(.bytes(let b)):
+            append(kind: 21, level: .full, at: now) { $0.uvarint(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
+            return
         default: if level < .full { return }
         }
         record(.clientInput(device: d, ClientInputRecord(input, keepContent: keep)), at: now)
@@ -234,20 +253,21 @@ public final class TraceRecorder: WorldObserver {
         guard level >= .outcomes else { return }
         let now = world.now
         var nextConnection = UInt64(world.connectionCount)
-        for effect in effects {
-            switch effect {
+        for i in effects.indices {
+            switch effects[i] {
             case .openConnection:
                 record(device: d, .openConnection(ConnectionID(nextConnection)), at: now)
                 nextConnection += 1
             case .send(let bytes, let frames):
-                guard level >= .full else { continue }
-                record(device: d, .send(.of(bytes, keep: keep), frames: frames), at: now)
+                append(kind: 27, level: .full, at: now) {
+                    $0.uvarint(d); ClientEffectRecord.encodeSend(.of(bytes, keep: keep), frames, into: &$0)
+                }
             case .closeConnection:
                 record(device: d, .closeConnection, at: now)
             case .setTimer(let t, let after):
-                record(device: d, .setTimer(t, after: after), at: now)
+                append(kind: 29, level: .full, at: now) { $0.uvarint(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
-                record(device: d, .cancelTimer(t), at: now)
+                append(kind: 30, level: .full, at: now) { $0.uvarint(d); $0.clientTimer(t) }
             case .callback(let cb):
                 let r = CallbackRecord(cb, keepContent: keep)
                 append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
@@ -263,6 +283,9 @@ public final class TraceRecorder: WorldObserver {
         switch serverInput {
         case .api: break
         case .timerFired: return  // = the `ev.serverTimer` record (see client timers above)
+        case .bytes(let c, let b):
+            append(kind: 81, level: .full, at: world.now) { ServerInputRecord.encodeBytes(c, .of(b, keep: keep), into: &$0) }
+            return
         default: if level < .full { return }
         }
         record(.serverInput(ServerInputRecord(serverInput, keepContent: keep)), at: world.now)
@@ -271,17 +294,16 @@ public final class TraceRecorder: WorldObserver {
     public func world(_ world: World, serverEffects: [ServerEffect]) {
         guard level >= .outcomes else { return }
         let now = world.now
-        for effect in serverEffects {
-            switch effect {
+        for i in serverEffects.indices {
+            switch serverEffects[i] {
             case .send(let c, let bytes, let frames):
-                guard level >= .full else { continue }
-                record(.send(c, .of(bytes, keep: keep), frames: frames), at: now)
+                append(kind: 84, level: .full, at: now) { ServerEffectRecord.encodeSend(c, .of(bytes, keep: keep), frames, into: &$0) }
             case .close(let c):
                 record(.close(c), at: now)
             case .setTimer(let t, let after):
-                record(.setTimer(t, after: after), at: now)
+                append(kind: 86, level: .full, at: now) { ServerEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
-                record(.cancelTimer(t), at: now)
+                append(kind: 87, level: .full, at: now) { $0.serverTimer(t) }
             case .event(let e):
                 let r = ServerEventRecord(e)
                 append(kind: r.kind, level: .outcomes, at: now) { r.encode(into: &$0, epoch: epochMs) }

@@ -101,6 +101,9 @@ public enum ClientInputRecord: Hashable, Sendable {
         }
     }
 
+    /// Kind 21's fields (the recorder writes them without building the record).
+    @inline(__always) static func encodeTransportBytes(_ b: TraceBytes, into e: inout RecordEncoder) { e.payload(b) }
+
     func encode(into e: inout RecordEncoder, epoch: Int64) {
         switch self {
         case .connect(let t, let l): e.content(t); e.int32(l)
@@ -115,7 +118,7 @@ public enum ClientInputRecord: Hashable, Sendable {
         case .removeChatroomKV(let r, let k, let f): e.string(r); e.string(k); e.bool(f)
         case .getHistory(let c, let b, let n): e.conversation(c); e.varint(b); e.int32(n)
         case .getRemoteHistory(let c, let b, let n): e.conversation(c); e.wallMs(b, epoch: epoch); e.int32(n)
-        case .transportBytes(let b): e.payload(b)
+        case .transportBytes(let b): Self.encodeTransportBytes(b, into: &e)
         case .transportClosed(let r): e.string(r.rawValue)
         case .timerFired(let t): e.clientTimer(t)
         case .lifecycle(let l): e.bool(l == .foreground)
@@ -182,11 +185,19 @@ public enum ClientEffectRecord: Hashable, Sendable {
     func encode(into e: inout RecordEncoder) {
         switch self {
         case .openConnection(let c): e.uvarint(c.raw)
-        case .send(let b, let frames): e.payload(b); e.clientFrames(frames)
+        case .send(let b, let frames): Self.encodeSend(b, frames, into: &e)
         case .closeConnection: break
-        case .setTimer(let t, let after): e.clientTimer(t); e.duration(after)
+        case .setTimer(let t, let after): Self.encodeSetTimer(t, after, into: &e)
         case .cancelTimer(let t): e.clientTimer(t)
         }
+    }
+
+    // The fields of the frequent kinds, shared with the recorder's direct path.
+    @inline(__always) static func encodeSend(_ b: TraceBytes, _ frames: [OutgoingFrame], into e: inout RecordEncoder) {
+        e.payload(b); e.clientFrames(frames)
+    }
+    @inline(__always) static func encodeSetTimer(_ t: ClientTimer, _ after: SimDuration, into e: inout RecordEncoder) {
+        e.clientTimer(t); e.duration(after)
     }
 
     static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ClientEffectRecord? {

@@ -70,14 +70,22 @@ public enum KernelRecord: Hashable, Sendable {
         }
     }
 
+    // The fields of the frequent kinds, shared with the recorder's direct path.
+    @inline(__always) static func encodeLink(_ c: UInt64, _ d: Int, into e: inout RecordEncoder) {
+        e.uvarint(c); e.uvarint(d)
+    }
+    @inline(__always) static func encodeClientTimer(_ d: Int, _ t: ClientTimer, into e: inout RecordEncoder) {
+        e.uvarint(d); e.clientTimer(t)
+    }
+
     func encode(into e: inout RecordEncoder) {
         switch self {
         case .appStart(let d): e.uvarint(d)
         case .script(let s, let r): e.uvarint(s); e.uvarint(r)
         case .deliver(let c, let d, _), .connectArrive(let c, let d), .connectComplete(let c, let d):
-            e.uvarint(c.raw); e.uvarint(d)
+            Self.encodeLink(c.raw, d, into: &e)
         case .closeNotice(let c, let d, _, let r): e.uvarint(c.raw); e.uvarint(d); e.string(r.rawValue)
-        case .clientTimer(let d, let t): e.uvarint(d); e.clientTimer(t)
+        case .clientTimer(let d, let t): Self.encodeClientTimer(d, t, into: &e)
         case .serverTimer(let t): e.serverTimer(t)
         case .workload(let u, let k):
             if u >= 0 { e.uvarint(u) }

@@ -45,6 +45,11 @@ public enum ServerInputRecord: Hashable, Sendable {
 
     public var isAPICall: Bool { kind >= 160 }
 
+    /// Kind 81's fields (the recorder writes them without building the record).
+    @inline(__always) static func encodeBytes(_ c: ConnectionID, _ b: TraceBytes, into e: inout RecordEncoder) {
+        e.uvarint(c.raw); e.payload(b)
+    }
+
     public init(_ input: ServerInput, keepContent keep: Bool) {
         switch input {
         case .connectionAccepted(let c): self = .connectionAccepted(c)
@@ -75,7 +80,7 @@ public enum ServerInputRecord: Hashable, Sendable {
     func encode(into e: inout RecordEncoder) {
         switch self {
         case .connectionAccepted(let c): e.uvarint(c.raw)
-        case .bytes(let c, let b): e.uvarint(c.raw); e.payload(b)
+        case .bytes(let c, let b): Self.encodeBytes(c, b, into: &e)
         case .connectionClosed(let c, let r): e.uvarint(c.raw); e.string(r.rawValue)
         case .timerFired(let t): e.serverTimer(t)
         case .createChatroom(let r), .destroyChatroom(let r): e.string(r)
@@ -131,11 +136,19 @@ public enum ServerEffectRecord: Hashable, Sendable {
 
     func encode(into e: inout RecordEncoder) {
         switch self {
-        case .send(let c, let b, let f): e.uvarint(c.raw); e.payload(b); e.serverFrames(f)
+        case .send(let c, let b, let f): Self.encodeSend(c, b, f, into: &e)
         case .close(let c): e.uvarint(c.raw)
-        case .setTimer(let t, let after): e.serverTimer(t); e.duration(after)
+        case .setTimer(let t, let after): Self.encodeSetTimer(t, after, into: &e)
         case .cancelTimer(let t): e.serverTimer(t)
         }
+    }
+
+    // The fields of the frequent kinds, shared with the recorder's direct path.
+    @inline(__always) static func encodeSend(_ c: ConnectionID, _ b: TraceBytes, _ f: [FrameSummary], into e: inout RecordEncoder) {
+        e.uvarint(c.raw); e.payload(b); e.serverFrames(f)
+    }
+    @inline(__always) static func encodeSetTimer(_ t: ServerTimer, _ after: SimDuration, into e: inout RecordEncoder) {
+        e.serverTimer(t); e.duration(after)
     }
 
     static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ServerEffectRecord? {
