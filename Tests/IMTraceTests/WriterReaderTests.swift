@@ -52,6 +52,42 @@ import SimKernel
         #expect(r.blocks.map(\.firstRecordIndex) == [0, 1, 3, 5])
     }
 
+    /// Records are encoded in place in the block; one that overflows `maxBlockBytes` moves to the
+    /// next block, where its time delta becomes absolute and its strings are defined again. Bodies
+    /// of 127, 128 and 300 bytes exercise the widened length field.
+    @Test func overflowingRecordMovesWithItsStringsAndTime() throws {
+        let w = try TraceWriter(inMemory: testHeader(), options: TraceWriterOptions(recordsPerBlock: 1000, maxBlockBytes: 4096))
+        var expected: [(kind: UInt16, time: SimTime, name: String, blob: Int)] = []
+        var t = SimTime.zero
+        let sizes = [10, 127, 128, 300, 1500, 900, 2000, 5, 1200]
+        for i in 0..<60 {
+            t += .milliseconds(Int64(1 + i % 5))
+            let name = "user-\(i % 7)", blob = sizes[i % sizes.count]
+            try w.append(kind: UInt16(1 + i % 3), time: t) {
+                $0.string(name)
+                $0.bytes([UInt8](repeating: UInt8(truncatingIfNeeded: i), count: blob))
+                $0.time(t + .seconds(1))
+            }
+            expected.append((UInt16(1 + i % 3), t, name, blob))
+        }
+        try w.finish(finalDigest: 0)
+        let r = try TraceReader(bytes: w.bytes)
+        #expect(r.blocks.count > 10)
+        #expect(r.blocks.allSatisfy { $0.uncompressedLength <= 4096 })
+        var i = 0
+        while let rec = try r.next() {
+            var d = rec.decoder
+            let e = expected[i]
+            #expect(rec.kind == e.kind && rec.time == e.time, "record \(i)")
+            #expect(try d.string() == e.name, "record \(i)")
+            let blob = try d.bytes()
+            #expect(blob.count == e.blob && blob.allSatisfy { $0 == UInt8(truncatingIfNeeded: i) }, "record \(i)")
+            #expect(try d.time() == e.time + .seconds(1), "record \(i)")
+            i += 1
+        }
+        #expect(i == expected.count)
+    }
+
     @Test func writerStateMachine() throws {
         let w = try TraceWriter(inMemory: testHeader())
         try w.append(kind: 1, time: .zero)
