@@ -209,7 +209,8 @@ public final class TraceRecorder: WorldObserver {
 
     // The observer methods write the frequent records straight from the world's values with the
     // record types' own field encoders (no intermediate record, no copy of the effect); the rest
-    // go through the record types. Same bytes either way (RecorderTests checks both paths).
+    // go through the record types. Same bytes either way
+    // (RecorderTests.directWritePathsMatchTheRecordTypes).
 
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
         // Copy the payload out first: switching on `event.payload` copied the whole generic
@@ -219,9 +220,9 @@ public final class TraceRecorder: WorldObserver {
         switch payload {
         case .deliver(let c, let toServer):
             let d = world.device(ofConnection: ConnectionID(UInt64(c))) ?? 0
-            append(kind: toServer ? 3 : 4, level: .events, at: time) { KernelRecord.encodeLink(UInt64(c), d, into: &$0) }
+            append(kind: toServer ? KernelRecord.deliverUpKind : KernelRecord.deliverDownKind, level: .events, at: time) { KernelRecord.encodeLink(UInt64(c), d, into: &$0) }
         case .clientTimer(let d, let t):
-            append(kind: 9, level: .events, at: time) { KernelRecord.encodeClientTimer(Int(d), t, into: &$0) }
+            append(kind: KernelRecord.clientTimerKind, level: .events, at: time) { KernelRecord.encodeClientTimer(Int(d), t, into: &$0) }
         default:
             let r = KernelRecord(payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }
             append(kind: r.kind, level: .events, at: time) { r.encode(into: &$0) }
@@ -242,7 +243,7 @@ public final class TraceRecorder: WorldObserver {
         // record is the input (kind `in.timer` is for drivers without kernel records, e.g. replay).
         case .timerFired: return
         case .transport(.bytes(let b)):
-            append(kind: 21, level: .full, at: now) { $0.uvarint(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
+            append(kind: ClientInputRecord.transportBytesKind, level: .full, at: now) { $0.uvarint(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
             return
         default: if level < .full { return }
         }
@@ -259,15 +260,15 @@ public final class TraceRecorder: WorldObserver {
                 record(device: d, .openConnection(ConnectionID(nextConnection)), at: now)
                 nextConnection += 1
             case .send(let bytes, let frames):
-                append(kind: 27, level: .full, at: now) {
+                append(kind: ClientEffectRecord.sendKind, level: .full, at: now) {
                     $0.uvarint(d); ClientEffectRecord.encodeSend(.of(bytes, keep: keep), frames, into: &$0)
                 }
             case .closeConnection:
                 record(device: d, .closeConnection, at: now)
             case .setTimer(let t, let after):
-                append(kind: 29, level: .full, at: now) { $0.uvarint(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
+                append(kind: ClientEffectRecord.setTimerKind, level: .full, at: now) { $0.uvarint(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
-                append(kind: 30, level: .full, at: now) { $0.uvarint(d); $0.clientTimer(t) }
+                append(kind: ClientEffectRecord.cancelTimerKind, level: .full, at: now) { $0.uvarint(d); $0.clientTimer(t) }
             case .callback(let cb):
                 let r = CallbackRecord(cb, keepContent: keep)
                 append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
@@ -284,7 +285,7 @@ public final class TraceRecorder: WorldObserver {
         case .api: break
         case .timerFired: return  // = the `ev.serverTimer` record (see client timers above)
         case .bytes(let c, let b):
-            append(kind: 81, level: .full, at: world.now) { ServerInputRecord.encodeBytes(c, .of(b, keep: keep), into: &$0) }
+            append(kind: ServerInputRecord.bytesKind, level: .full, at: world.now) { ServerInputRecord.encodeBytes(c, .of(b, keep: keep), into: &$0) }
             return
         default: if level < .full { return }
         }
@@ -297,13 +298,13 @@ public final class TraceRecorder: WorldObserver {
         for i in serverEffects.indices {
             switch serverEffects[i] {
             case .send(let c, let bytes, let frames):
-                append(kind: 84, level: .full, at: now) { ServerEffectRecord.encodeSend(c, .of(bytes, keep: keep), frames, into: &$0) }
+                append(kind: ServerEffectRecord.sendKind, level: .full, at: now) { ServerEffectRecord.encodeSend(c, .of(bytes, keep: keep), frames, into: &$0) }
             case .close(let c):
                 record(.close(c), at: now)
             case .setTimer(let t, let after):
-                append(kind: 86, level: .full, at: now) { ServerEffectRecord.encodeSetTimer(t, after, into: &$0) }
+                append(kind: ServerEffectRecord.setTimerKind, level: .full, at: now) { ServerEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
-                append(kind: 87, level: .full, at: now) { $0.serverTimer(t) }
+                append(kind: ServerEffectRecord.cancelTimerKind, level: .full, at: now) { $0.serverTimer(t) }
             case .event(let e):
                 let r = ServerEventRecord(e)
                 append(kind: r.kind, level: .outcomes, at: now) { r.encode(into: &$0, epoch: epochMs) }

@@ -54,7 +54,7 @@ public enum ClientInputRecord: Hashable, Sendable {
         case .getHistory: 142
         case .getRemoteHistory: 143
         case .transportOpened: 20
-        case .transportBytes: 21
+        case .transportBytes: Self.transportBytesKind
         case .transportClosed: 22
         case .timerFired: 23
         case .lifecycle: 24
@@ -101,6 +101,7 @@ public enum ClientInputRecord: Hashable, Sendable {
         }
     }
 
+    static let transportBytesKind: UInt16 = 21
     /// Kind 21's fields (the recorder writes them without building the record).
     @inline(__always) static func encodeTransportBytes(_ b: TraceBytes, into e: inout RecordEncoder) { e.payload(b) }
 
@@ -175,10 +176,10 @@ public enum ClientEffectRecord: Hashable, Sendable {
     public var kind: UInt16 {
         switch self {
         case .openConnection: 26
-        case .send: 27
+        case .send: Self.sendKind
         case .closeConnection: 28
-        case .setTimer: 29
-        case .cancelTimer: 30
+        case .setTimer: Self.setTimerKind
+        case .cancelTimer: Self.cancelTimerKind
         }
     }
 
@@ -192,7 +193,8 @@ public enum ClientEffectRecord: Hashable, Sendable {
         }
     }
 
-    // The fields of the frequent kinds, shared with the recorder's direct path.
+    // The kinds and fields of the frequent records, shared with the recorder's direct path.
+    static let sendKind: UInt16 = 27, setTimerKind: UInt16 = 29, cancelTimerKind: UInt16 = 30
     @inline(__always) static func encodeSend(_ b: TraceBytes, _ frames: [OutgoingFrame], into e: inout RecordEncoder) {
         e.payload(b); e.clientFrames(frames)
     }

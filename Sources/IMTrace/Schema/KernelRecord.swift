@@ -30,11 +30,11 @@ public enum KernelRecord: Hashable, Sendable {
         switch self {
         case .appStart: 1
         case .script: 2
-        case .deliver(_, _, let s): s ? 3 : 4
+        case .deliver(_, _, let s): s ? Self.deliverUpKind : Self.deliverDownKind
         case .connectArrive: 5
         case .connectComplete: 6
         case .closeNotice(_, _, let s, _): s ? 7 : 8
-        case .clientTimer: 9
+        case .clientTimer: Self.clientTimerKind
         case .serverTimer: 10
         // A room-wide workload event (a like burst) has no user (-1): its own kind, no user field.
         case .workload(let u, _): u < 0 ? 32 : 11
@@ -70,7 +70,8 @@ public enum KernelRecord: Hashable, Sendable {
         }
     }
 
-    // The fields of the frequent kinds, shared with the recorder's direct path.
+    // The kinds and fields of the frequent records, shared with the recorder's direct path.
+    static let deliverUpKind: UInt16 = 3, deliverDownKind: UInt16 = 4, clientTimerKind: UInt16 = 9
     @inline(__always) static func encodeLink(_ c: UInt64, _ d: Int, into e: inout RecordEncoder) {
         e.uvarint(c); e.uvarint(d)
     }

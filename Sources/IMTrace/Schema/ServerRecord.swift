@@ -25,7 +25,7 @@ public enum ServerInputRecord: Hashable, Sendable {
     public var kind: UInt16 {
         switch self {
         case .connectionAccepted: 80
-        case .bytes: 81
+        case .bytes: Self.bytesKind
         case .connectionClosed: 82
         case .timerFired: 83
         case .createChatroom: 160
@@ -45,6 +45,7 @@ public enum ServerInputRecord: Hashable, Sendable {
 
     public var isAPICall: Bool { kind >= 160 }
 
+    static let bytesKind: UInt16 = 81
     /// Kind 81's fields (the recorder writes them without building the record).
     @inline(__always) static func encodeBytes(_ c: ConnectionID, _ b: TraceBytes, into e: inout RecordEncoder) {
         e.uvarint(c.raw); e.payload(b)
@@ -127,10 +128,10 @@ public enum ServerEffectRecord: Hashable, Sendable {
 
     public var kind: UInt16 {
         switch self {
-        case .send: 84
+        case .send: Self.sendKind
         case .close: 85
-        case .setTimer: 86
-        case .cancelTimer: 87
+        case .setTimer: Self.setTimerKind
+        case .cancelTimer: Self.cancelTimerKind
         }
     }
 
@@ -143,7 +144,8 @@ public enum ServerEffectRecord: Hashable, Sendable {
         }
     }
 
-    // The fields of the frequent kinds, shared with the recorder's direct path.
+    // The kinds and fields of the frequent records, shared with the recorder's direct path.
+    static let sendKind: UInt16 = 84, setTimerKind: UInt16 = 86, cancelTimerKind: UInt16 = 87
     @inline(__always) static func encodeSend(_ c: ConnectionID, _ b: TraceBytes, _ f: [FrameSummary], into e: inout RecordEncoder) {
         e.uvarint(c.raw); e.payload(b); e.serverFrames(f)
     }
