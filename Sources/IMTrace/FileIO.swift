@@ -93,10 +93,15 @@ final class TraceSink {
     private(set) var memory: [UInt8] = []
     private(set) var offset = 0
 
-    init(memory: ()) {
+    /// Memory that refuses (ENOSPC, like a full disk) any write that would take it past
+    /// `limit` bytes: tests of write failures.
+    let memoryLimit: Int
+
+    init(memory: (), limit: Int = .max) {
         storage = .memory
         path = "<memory>"
         syncEachWrite = false
+        memoryLimit = limit
     }
 
     init(path: String, sync: Bool) throws(TraceError) {
@@ -105,6 +110,7 @@ final class TraceSink {
         storage = .file(fd: fd)
         self.path = path
         syncEachWrite = sync
+        memoryLimit = .max
     }
 
     deinit { close() }
@@ -131,6 +137,7 @@ final class TraceSink {
     func write(_ bytes: UnsafeRawBufferPointer) throws(TraceError) {
         switch storage {
         case .memory:
+            guard bytes.count <= memoryLimit - memory.count else { throw .io(path: path, operation: "write", errno: ENOSPC) }
             memory.append(contentsOf: bytes)
         case .file(let fd):
             var done = 0

@@ -12,13 +12,18 @@ public struct TraceWriterOptions: Hashable, Sendable {
     /// `fsync` after every block and at finish: survives power loss, not just a killed process.
     /// Off by default (a killed process already loses nothing that reached `write`).
     public var syncEachBlock: Bool
+    /// Checksum, compress and write finished blocks on a writer thread (default), so the thread
+    /// that records only encodes; off, all of it happens in `append`. Same file bytes either way
+    /// (`BlockPipeline`).
+    public var writerThread: Bool
 
     public init(compressionLevel: Int32 = 3, recordsPerBlock: Int = 8192, maxBlockBytes: Int = 1 << 20,
-                syncEachBlock: Bool = false) {
+                syncEachBlock: Bool = false, writerThread: Bool = true) {
         self.compressionLevel = compressionLevel
         self.recordsPerBlock = recordsPerBlock
         self.maxBlockBytes = maxBlockBytes
         self.syncEachBlock = syncEachBlock
+        self.writerThread = writerThread
     }
 
     func validate() throws(TraceError) {
@@ -47,19 +52,20 @@ public struct TraceWriteSummary: Hashable, Sendable, Codable {
 ///
 /// Crash behaviour: blocks go straight to the final path, each with a single `write`, so a run
 /// killed at any point leaves the header and every complete block readable
-/// (`TraceReader(path:mode: .salvage)`); only the block being written and the footer are lost.
+/// (`TraceReader(path:mode: .salvage)`); only the blocks not yet written (the one being filled,
+/// and with the writer thread up to `BlockPipeline.maxQueued` more) and the footer are lost.
 /// A trace without footer is never mistaken for a complete one: the strict reader refuses it.
 ///
-/// Not thread-safe (one simulation thread writes it). Memory: one block buffer, one compressed
-/// buffer, the string table and 48 bytes of index per block.
+/// Not thread-safe (one simulation thread writes it; its own writer thread only takes finished
+/// blocks). Memory: one block buffer, up to `BlockPipeline.maxQueued` queued copies, one
+/// compressed buffer, the string table and 48 bytes of index per block.
 public final class TraceWriter {
     public let header: TraceHeader
     public let options: TraceWriterOptions
 
     private enum Status { case open, finished, failed }
     @exclusivity(unchecked) private var status = Status.open
-    private let sink: TraceSink
-    private let compressor: ZstdCompressor
+    private let pipeline: BlockPipeline
     private let state: EncoderState
     @exclusivity(unchecked) private var encoder: RecordEncoder
 
@@ -69,57 +75,57 @@ public final class TraceWriter {
     private let block = ByteBuffer(capacity: 1 << 17)
     /// Scratch for definitions and for a record moved to the next block.
     private let scratch = ByteBuffer(capacity: 256)
-    private var frame: [UInt8] = []
-    private var output: [UInt8] = []
     @exclusivity(unchecked) private var blockRecords = 0
     @exclusivity(unchecked) private var blockFirstTime = SimTime.zero
     @exclusivity(unchecked) private var previousTime: Int64 = 0
     private var blockFirstIndex: UInt64 = 0
-    private var index: [TraceBlockInfo] = []
-    private var uncompressedTotal = 0
+    private var blocksSubmitted = 0
 
     /// Records appended so far.
     @exclusivity(unchecked) public private(set) var recordCount: UInt64 = 0
-    /// Blocks written so far.
-    public var blockCount: Int { index.count }
+    /// Blocks written to the file so far (with the writer thread, blocks still queued are not).
+    public var blockCount: Int { pipeline.blocksWritten }
     /// Records appended to the block being filled (0: the next record starts a new block, unless
     /// it overflows `maxBlockBytes` of a block that is still empty — impossible).
     public var pendingRecordCount: Int { blockRecords }
     /// Bytes written to the file so far.
-    public var bytesWritten: Int { sink.offset }
+    public var bytesWritten: Int { pipeline.bytesWritten }
     /// Distinct interned strings so far.
     public var stringCount: Int { state.interner.strings.count }
 
     /// Creates (truncates) the trace file at `path` and writes the header.
-    public init(path: String, header: TraceHeader, options: TraceWriterOptions = .init()) throws(TraceError) {
+    public convenience init(path: String, header: TraceHeader, options: TraceWriterOptions = .init()) throws(TraceError) {
         try options.validate()
-        self.header = header
-        self.options = options
-        compressor = try ZstdCompressor(level: options.compressionLevel)
-        state = EncoderState(body: block)
-        encoder = RecordEncoder(state: state)
-        sink = try TraceSink(path: path, sync: options.syncEachBlock)
-        try start()
+        let compressor = try ZstdCompressor(level: options.compressionLevel)
+        let sink = try TraceSink(path: path, sync: options.syncEachBlock)
+        try self.init(header: header, options: options, sink: sink, compressor: compressor)
     }
 
-    /// A writer that keeps the trace in memory (`bytes`): for tests and fuzzing.
-    public init(inMemory header: TraceHeader, options: TraceWriterOptions = .init()) throws(TraceError) {
+    /// A writer that keeps the trace in memory (`bytes`): for tests and fuzzing. `limit` makes
+    /// writes past that many bytes fail like a full disk (tests of write errors).
+    public convenience init(inMemory header: TraceHeader, options: TraceWriterOptions = .init(), limit: Int = .max) throws(TraceError) {
         try options.validate()
-        self.header = header
-        self.options = options
-        compressor = try ZstdCompressor(level: options.compressionLevel)
-        state = EncoderState(body: block)
-        encoder = RecordEncoder(state: state)
-        sink = TraceSink(memory: ())
-        try start()
+        let compressor = try ZstdCompressor(level: options.compressionLevel)
+        try self.init(header: header, options: options, sink: TraceSink(memory: (), limit: limit), compressor: compressor)
     }
 
-    private func start() throws(TraceError) {
+    private init(header: TraceHeader, options: TraceWriterOptions, sink: TraceSink, compressor: ZstdCompressor) throws(TraceError) {
+        self.header = header
+        self.options = options
+        state = EncoderState(body: block)
+        encoder = RecordEncoder(state: state)
         try sink.write(header.encoded())
+        pipeline = BlockPipeline(committer: BlockCommitter(sink: sink, compressor: compressor), background: options.writerThread)
     }
 
-    /// The trace bytes of an in-memory writer (empty for a file writer).
-    public var bytes: [UInt8] { sink.memory }
+    deinit { pipeline.stop() }
+
+    /// The trace bytes of an in-memory writer (empty for a file writer), once every submitted
+    /// block is written.
+    public var bytes: [UInt8] {
+        try? pipeline.drain()
+        return pipeline.sink.memory
+    }
 
     /// Interns `s` once; `RecordEncoder.string(_: InternedString)` then writes it without hashing.
     public func intern(_ s: String) -> InternedString { state.interner.intern(s) }
@@ -242,41 +248,28 @@ public final class TraceWriter {
         blockFirstTime = time
     }
 
-    /// Writes the pending records as a block now (no-op when none are pending).
+    /// Writes the pending records as a block now (no-op when none are pending) and waits until
+    /// every block is in the file.
     public func flush() throws(TraceError) {
         guard status == .open else { throw .writerClosed }
         precondition(!inBody, "TraceWriter.flush called from inside a record body")
         try flushBlock()
-    }
-
-    private func flushBlock() throws(TraceError) {
-        guard blockRecords > 0 else { return }
-        let ulen = block.count
-        let crc = CRC32C.checksum(block.bytes)
-        let bound = ZstdCompressor.bound(ulen)
-        if frame.count < bound { frame = [UInt8](repeating: 0, count: bound) }
-        let src = block.bytes
-        let result = frame.withUnsafeMutableBytes { dst in compressor.compress(src, into: dst) }
-        let clen: Int
-        switch result {
-        case .success(let n): clen = n
-        case .failure(let f):
-            status = .failed
-            throw .zstd(block: index.count, offset: sink.offset, message: f.message)
-        }
-        let info = TraceBlockInfo(
-            number: index.count, offset: sink.offset, firstRecordIndex: blockFirstIndex, recordCount: blockRecords,
-            compressedLength: clen, uncompressedLength: ulen, payloadChecksum: crc,
-            firstTime: blockFirstTime, lastTime: SimTime(nanoseconds: previousTime))
-        output.removeAll(keepingCapacity: true)
-        BlockHeader.encode(info, into: &output)
-        output.append(contentsOf: frame[0..<clen])
-        do { try sink.write(output) } catch {
+        do { try pipeline.drain() } catch {
             status = .failed
             throw error
         }
-        index.append(info)
-        uncompressedTotal += ulen
+    }
+
+    /// Hands the block to the pipeline and starts the next one.
+    private func flushBlock() throws(TraceError) {
+        guard blockRecords > 0 else { return }
+        let finished = FinishedBlock(number: blocksSubmitted, firstRecordIndex: blockFirstIndex, recordCount: blockRecords,
+                                     firstTime: blockFirstTime, lastTime: SimTime(nanoseconds: previousTime))
+        do { try pipeline.submit(block.bytes, finished) } catch {
+            status = .failed
+            throw error
+        }
+        blocksSubmitted += 1
         block.removeAll()
         blockRecords = 0
         blockFirstIndex = recordCount
@@ -289,18 +282,22 @@ public final class TraceWriter {
         guard status == .open else { throw .writerClosed }
         precondition(!inBody, "TraceWriter.finish called from inside a record body")
         try flushBlock()
-        let footer = TraceFooter(offset: sink.offset, totalRecords: recordCount, finalDigest: finalDigest,
-                                 stringCount: state.interner.strings.count, blocks: index)
+        let records = recordCount, strings = state.interner.strings.count, sync = options.syncEachBlock
         do {
-            try sink.write(footer.encoded())
-            if options.syncEachBlock { try sink.sync() }
-            try sink.finishClose()
+            let summary = try pipeline.finish { (c) throws(TraceError) -> TraceWriteSummary in
+                let footer = TraceFooter(offset: c.sink.offset, totalRecords: records, finalDigest: finalDigest,
+                                         stringCount: strings, blocks: c.index)
+                try c.sink.write(footer.encoded())
+                if sync { try c.sink.sync() }
+                try c.sink.finishClose()
+                return TraceWriteSummary(records: records, blocks: c.index.count, uncompressedBytes: c.uncompressedTotal,
+                                         fileBytes: c.sink.offset, finalDigest: finalDigest)
+            }
+            status = .finished
+            return summary
         } catch {
             status = .failed
             throw error
         }
-        status = .finished
-        return TraceWriteSummary(records: recordCount, blocks: index.count, uncompressedBytes: uncompressedTotal,
-                                 fileBytes: sink.offset, finalDigest: finalDigest)
     }
 }

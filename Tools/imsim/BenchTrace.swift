@@ -29,6 +29,9 @@ struct BenchTrace: ParsableCommand {
     @Option(help: "Trace level 1–3.") var traceLevel = 3
     @Option(help: "Use N records of the synthetic world stream instead of a run.") var synthetic: Int?
     @Flag(help: "Print JSON instead of text.") var json = false
+    @Flag(name: .customLong("single-threaded"),
+          help: "Record without the writer thread (compression and file I/O on the simulation thread too).")
+    var singleThreaded = false
     @Flag(help: "Also print records and uncompressed bytes per kind, and what leaving each kind out saves compressed.")
     var breakdown = false
 
@@ -77,7 +80,8 @@ struct BenchTrace: ParsableCommand {
         let path = "\(dir)/imsim-bench-trace-\(pid).imtrace", copy = "\(dir)/imsim-bench-trace-\(pid)-rewrite.imtrace"
         defer { for p in [path, copy] { try? FileManager.default.removeItem(atPath: p) } }
         let reps = quick ? 1 : repetitions
-        let options = TraceRecorderOptions(level: TraceLevel(rawValue: traceLevel)!, writer: TraceWriterOptions(compressionLevel: level))
+        var options = TraceRecorderOptions(level: TraceLevel(rawValue: traceLevel)!, writer: TraceWriterOptions(compressionLevel: level))
+        if singleThreaded { options = options.singleThreaded }
 
         var source = "", simulated: String?
         var events: UInt64 = 0
@@ -130,7 +134,8 @@ struct BenchTrace: ParsableCommand {
 
         // Write: replay the decoded events into a new trace, timing only the recording.
         var bestWrite = Double.infinity
-        for _ in 0..<reps { bestWrite = min(bestWrite, try rewrite(path, to: copy, options: options)) }
+        // Single-threaded: the figure is the whole cost of a record, wherever it is paid.
+        for _ in 0..<reps { bestWrite = min(bestWrite, try rewrite(path, to: copy, options: options.singleThreaded)) }
         // Read: decode every record.
         var bestRead = Double.infinity
         for _ in 0..<reps {

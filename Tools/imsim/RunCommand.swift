@@ -38,6 +38,9 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("trace-level"), help: "1 kernel events and world notes, 2 + callbacks, notes, server events, API calls, 3 + every core input and effect (default).")
     var traceLevel = 3
     @Option(name: .customLong("trace-zstd-level"), help: "zstd level of the trace blocks.") var traceZstdLevel: Int32 = 3
+    @Flag(name: .customLong("trace-single-threaded"),
+          help: "Compress and write the trace on the simulation thread (default: on a writer thread; same bytes).")
+    var traceSingleThreaded = false
     @Flag(name: .customLong("check-determinism"), help: "Run twice in separate processes and compare the traces.")
     var checkDeterminism = false
 
@@ -100,9 +103,10 @@ struct RunCommand: ParsableCommand {
         var recorder: TraceRecorder?
         if let trace {
             do {
-                let options = TraceRecorderOptions(
+                var options = TraceRecorderOptions(
                     keepContent: keepContent, level: TraceLevel(rawValue: traceLevel)!,
                     writer: TraceWriterOptions(compressionLevel: traceZstdLevel), headerOptions: traceHeaderOptions)
+                if traceSingleThreaded { options = options.singleThreaded }
                 let r = try TraceRecorder(path: trace, scenario: sc, seed: runSeed, options: options)
                 r.attach(to: run)
                 recorder = r

@@ -28,6 +28,13 @@ public struct TraceRecorderOptions: Sendable {
         self.build = build
         self.ledgerPartBytes = max(1, ledgerPartBytes)
     }
+
+    /// Everything on the calling thread (no writer thread).
+    public var singleThreaded: TraceRecorderOptions {
+        var o = self
+        o.writer.writerThread = false
+        return o
+    }
 }
 
 /// Records a run: a world observer that writes a trace record for every kernel event, every
