@@ -140,11 +140,13 @@ public enum AppCallback: Sendable {
     case dbOpened(code: Int32)
     case connected(userId: String)
     case connectError(code: Int32)
+    // The message-bearing cases are boxed: a `StoredMessage` inline made every callback, and
+    // every effect, 178 bytes, copied whole wherever an effect list is read.
     /// The row `send` inserted (status SENDING), returned at once.
-    case messageInserted(StoredMessage)
+    indirect case messageInserted(StoredMessage)
     /// success (`error == nil`, messageUId + server sentTime) or error(code, messageId).
     case sendResult(messageId: Int64, messageUId: String?, sentTime: Int64, error: Int32?)
-    case received(StoredMessage, left: Int, offline: Bool, hasPackage: Bool)
+    indirect case received(StoredMessage, left: Int, offline: Bool, hasPackage: Bool)
     case recalled(messageId: Int64, conversation: ConversationKey)
     /// The sender's result of `recall(messageId:)` (added by IMClient: the recipient side is
     /// `recalled`). On success the row now holds the RC:RcNtf notification.

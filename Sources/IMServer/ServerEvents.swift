@@ -8,8 +8,9 @@ public enum ServerEvent: Sendable, Hashable {
     case sessionClosed(ConnectionID, userId: String, deviceId: String, reason: SessionCloseReason)
     /// `victim`'s session was replaced by a newer login of the same user on `byDeviceId`.
     case kicked(victim: ConnectionID, userId: String, victimDeviceId: String, byDeviceId: String)
-    /// A message was accepted: it has its messageUId and dataTime now.
-    case messageAccepted(AcceptedMessage)
+    /// A message was accepted: it has its messageUId and dataTime now. Boxed: inline, it made
+    /// every server event and effect 136 bytes.
+    indirect case messageAccepted(AcceptedMessage)
     case messageRejected(ConnectionID, userId: String, conversation: ConversationKey, clientUniqueId: Int64, code: Int32)
     /// A repeat of (sender, clientUniqueId): answered with the original messageUId (idempotent accept).
     case duplicateSendAbsorbed(messageUId: String, userId: String, clientUniqueId: Int64)

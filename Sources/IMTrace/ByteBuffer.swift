@@ -3,28 +3,60 @@
 ///
 /// A class, so the memory has one owner however the handle is copied. (A `~Copyable` struct
 /// was tried first: Swift 6.3.1's optimizer crashed on it, and with an `@inlinable deinit`
-/// workaround produced a release build that corrupted the heap. ASan builds were clean.)
+/// workaround produced a release build that corrupted the heap. ASan builds were clean.) Its
+/// state lives in a separately allocated `ByteStorage`, so a `RecordEncoder` can write through
+/// a plain pointer with no reference counting at all.
 @usableFromInline final class ByteBuffer {
-    @exclusivity(unchecked) @usableFromInline var base: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) @usableFromInline var count = 0
-    @exclusivity(unchecked) @usableFromInline var capacity: Int
+    @usableFromInline let storage: UnsafeMutablePointer<ByteStorage>
 
     @usableFromInline init(capacity: Int) {
-        self.capacity = max(capacity, 16)
-        base = .allocate(capacity: self.capacity)
+        storage = .allocate(capacity: 1)
+        let c = max(capacity, 16)
+        storage.initialize(to: ByteStorage(base: .allocate(capacity: c), count: 0, capacity: c))
     }
 
-    deinit { base.deallocate() }
+    deinit {
+        storage.pointee.base.deallocate()
+        storage.deallocate()
+    }
+
+    @inlinable var base: UnsafeMutablePointer<UInt8> { storage.pointee.base }
+    @inlinable var count: Int {
+        get { storage.pointee.count }
+        set { storage.pointee.count = newValue }
+    }
 
     @usableFromInline var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
-    @inlinable @inline(__always) func removeAll() { count = 0 }
+    @inlinable @inline(__always) func removeAll() { storage.pointee.count = 0 }
+    @inlinable @inline(__always) func reserve(_ extra: Int) { storage.pointee.reserve(extra) }
+    @inlinable @inline(__always) func append(_ b: UInt8) { storage.pointee.append(b) }
+    @inlinable func append(_ raw: UnsafeRawBufferPointer) { storage.pointee.append(raw) }
+    @inlinable func append(_ a: [UInt8]) { a.withUnsafeBytes { append($0) } }
+    @inlinable func append(_ a: ArraySlice<UInt8>) { a.withUnsafeBytes { append($0) } }
+    @inlinable @inline(__always) func appendVarint(_ value: UInt64) { storage.pointee.appendVarint(value) }
+    @inlinable func appendLittleEndian(_ v: UInt64) { storage.pointee.appendLittleEndian(v) }
+    @inlinable func appendLittleEndian(_ v: UInt32) { storage.pointee.appendLittleEndian(v) }
+    @inlinable @inline(__always) func appendTimeCode(_ delta: Int64) { storage.pointee.appendTimeCode(delta) }
+}
 
-    @inlinable @inline(__always) func reserve(_ extra: Int) {
-        if capacity - count < extra { grow(extra) }
+/// The state of a `ByteBuffer`: a trivial value, written in place through a pointer.
+@usableFromInline struct ByteStorage {
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var count: Int
+    @usableFromInline var capacity: Int
+
+    @usableFromInline init(base: UnsafeMutablePointer<UInt8>, count: Int, capacity: Int) {
+        self.base = base
+        self.count = count
+        self.capacity = capacity
     }
 
-    @inlinable @inline(never) func grow(_ extra: Int) {
+    @inlinable @inline(__always) mutating func reserve(_ extra: Int) {
+        if capacity &- count < extra { grow(extra) }
+    }
+
+    @inlinable @inline(never) mutating func grow(_ extra: Int) {
         let newCapacity = max(capacity * 2, count + extra)
         let p = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         p.initialize(from: base, count: count)
@@ -33,50 +65,74 @@
         capacity = newCapacity
     }
 
-    @inlinable @inline(__always) func append(_ b: UInt8) {
+    @inlinable @inline(__always) mutating func append(_ b: UInt8) {
         reserve(1)
         base[count] = b
-        count += 1
+        count &+= 1
     }
 
-    @inlinable func append(_ raw: UnsafeRawBufferPointer) {
+    @inlinable mutating func append(_ raw: UnsafeRawBufferPointer) {
         guard let src = raw.baseAddress, raw.count > 0 else { return }
         reserve(raw.count)
         UnsafeMutableRawPointer(base + count).copyMemory(from: src, byteCount: raw.count)
-        count += raw.count
+        count &+= raw.count
     }
 
-    @inlinable func append(_ a: [UInt8]) { a.withUnsafeBytes { append($0) } }
-    @inlinable func append(_ a: ArraySlice<UInt8>) { a.withUnsafeBytes { append($0) } }
+    @inlinable mutating func append(_ a: [UInt8]) { a.withUnsafeBytes { append($0) } }
+    @inlinable mutating func append(_ a: ArraySlice<UInt8>) { a.withUnsafeBytes { append($0) } }
 
-    @inlinable @inline(__always) func appendVarint(_ value: UInt64) {
+    /// Inline for one and two bytes (most fields: kinds, flags, device and string ids); longer
+    /// values take the loop.
+    @inlinable @inline(__always) mutating func appendVarint(_ value: UInt64) {
+        if capacity &- count >= 2 {
+            if value < 0x80 {
+                base[count] = UInt8(truncatingIfNeeded: value)
+                count &+= 1
+                return
+            }
+            if value < 0x4000 {
+                base[count] = UInt8(truncatingIfNeeded: value) | 0x80
+                base[count &+ 1] = UInt8(truncatingIfNeeded: value >> 7)
+                count &+= 2
+                return
+            }
+        }
+        appendLongVarint(value)
+    }
+
+    @inlinable @inline(never) mutating func appendLongVarint(_ value: UInt64) {
         reserve(Varint.maxLength)
         var v = value
         var p = count
         while v >= 0x80 {
             base[p] = UInt8(truncatingIfNeeded: v) | 0x80
             v >>= 7
-            p += 1
+            p &+= 1
         }
         base[p] = UInt8(truncatingIfNeeded: v)
-        count = p + 1
+        count = p &+ 1
     }
 
-    @inlinable func appendLittleEndian(_ v: UInt64) {
+    @inlinable mutating func appendLittleEndian(_ v: UInt64) {
         reserve(8)
         UnsafeMutableRawPointer(base + count).storeBytes(of: v.littleEndian, as: UInt64.self)
-        count += 8
+        count &+= 8
     }
 
-    @inlinable func appendLittleEndian(_ v: UInt32) {
+    @inlinable mutating func appendLittleEndian(_ v: UInt32) {
         reserve(4)
         UnsafeMutableRawPointer(base + count).storeBytes(of: v.littleEndian, as: UInt32.self)
-        count += 4
+        count &+= 4
     }
 
-    /// The scaled time-delta code (see `TimeCode`).
-    @inlinable func appendTimeCode(_ delta: Int64) {
+    /// The scaled time-delta code (see `TimeCode`). A zero delta (every record after the first
+    /// of an event) is one byte, inline.
+    @inlinable @inline(__always) mutating func appendTimeCode(_ delta: Int64) {
         if delta == 0 { append(0); return }
+        appendNonzeroTimeCode(delta)
+    }
+
+    @inlinable @inline(never) mutating func appendNonzeroTimeCode(_ delta: Int64) {
         let (scaled, unit) = TimeCode.unitCode(delta)
         let zz = Varint.zigzag(scaled)
         if zz >> 62 != 0 {

@@ -12,66 +12,65 @@ public struct RecordEncoder {
     /// The record's time: `time(_:)` fields are written relative to it.
     @usableFromInline var recordTime = SimTime.zero
 
-    /// `state.body` (kept alive by `state`), used through `out` without reference counting:
-    /// the compiler otherwise retains and releases it around every field write.
-    @usableFromInline let body: Unmanaged<ByteBuffer>
+    /// `state.body`'s storage (kept alive by `state`): a plain pointer, so a field write is a
+    /// capacity check and a store, with no reference counting.
+    @usableFromInline let out: UnsafeMutablePointer<ByteStorage>
 
     init(state: EncoderState) {
         self.state = state
-        body = Unmanaged.passUnretained(state.body)
+        out = state.body.storage
     }
 
-    @inlinable @inline(__always) func out<R>(_ f: (ByteBuffer) -> R) -> R { body._withUnsafeGuaranteedRef(f) }
     @inlinable var bytes: ByteBuffer { state.body }
 
     /// Bytes written to this body so far.
     @inlinable public var count: Int { bytes.count - state.bodyStart }
 
     /// Unsigned LEB128 varint (1 byte below 128, at most 10).
-    @inlinable public mutating func uvarint(_ v: UInt64) { out { $0.appendVarint(v) } }
-    @inlinable public mutating func uvarint(_ v: UInt32) { out { $0.appendVarint(UInt64(v)) } }
-    @inlinable public mutating func uvarint(_ v: Int) {
+    @inlinable @inline(__always) public mutating func uvarint(_ v: UInt64) { out.pointee.appendVarint(v) }
+    @inlinable @inline(__always) public mutating func uvarint(_ v: UInt32) { out.pointee.appendVarint(UInt64(v)) }
+    @inlinable @inline(__always) public mutating func uvarint(_ v: Int) {
         precondition(v >= 0, "uvarint of a negative Int; use varint")
-        out { $0.appendVarint(UInt64(v)) }
+        out.pointee.appendVarint(UInt64(v))
     }
 
     /// Signed varint, zigzag-encoded (small magnitudes of either sign are short).
-    @inlinable public mutating func varint(_ v: Int64) { out { $0.appendVarint(Varint.zigzag(v)) } }
+    @inlinable @inline(__always) public mutating func varint(_ v: Int64) { out.pointee.appendVarint(Varint.zigzag(v)) }
 
     /// 8 bytes little-endian (hashes, digests: values a varint would make longer).
-    @inlinable public mutating func fixed64(_ v: UInt64) { out { $0.appendLittleEndian(v) } }
+    @inlinable public mutating func fixed64(_ v: UInt64) { out.pointee.appendLittleEndian(v) }
     /// 4 bytes little-endian.
-    @inlinable public mutating func fixed32(_ v: UInt32) { out { $0.appendLittleEndian(v) } }
+    @inlinable public mutating func fixed32(_ v: UInt32) { out.pointee.appendLittleEndian(v) }
 
     /// One byte, 0 or 1.
-    @inlinable public mutating func bool(_ v: Bool) { out { $0.append(v ? 1 : 0) } }
+    @inlinable public mutating func bool(_ v: Bool) { out.pointee.append(v ? 1 : 0) }
 
     /// Length-prefixed bytes.
     @inlinable public mutating func bytes(_ b: UnsafeRawBufferPointer) {
-        out { $0.appendVarint(UInt64(b.count)) }
-        out { $0.append(b) }
+        out.pointee.appendVarint(UInt64(b.count))
+        out.pointee.append(b)
     }
     @inlinable public mutating func bytes(_ b: [UInt8]) {
-        out { $0.appendVarint(UInt64(b.count)) }
-        out { $0.append(b) }
+        out.pointee.appendVarint(UInt64(b.count))
+        out.pointee.append(b)
     }
     @inlinable public mutating func bytes(_ b: ArraySlice<UInt8>) {
-        out { $0.appendVarint(UInt64(b.count)) }
-        out { $0.append(b) }
+        out.pointee.appendVarint(UInt64(b.count))
+        out.pointee.append(b)
     }
 
     /// Bytes as-is, without length (a pre-encoded blob whose length the schema knows, or the
     /// rest of the body). Read back with `RecordDecoder.raw(count:)` / `rest()`.
-    @inlinable public mutating func raw(_ b: [UInt8]) { out { $0.append(b) } }
-    @inlinable public mutating func raw(_ b: UnsafeRawBufferPointer) { out { $0.append(b) } }
+    @inlinable public mutating func raw(_ b: [UInt8]) { out.pointee.append(b) }
+    @inlinable public mutating func raw(_ b: UnsafeRawBufferPointer) { out.pointee.append(b) }
 
     /// Length-prefixed UTF-8, *not* interned: for one-off text such as message content kept
     /// with `--keep-content`. Use `string(_:)` for anything that repeats.
     @inlinable public mutating func utf8(_ s: String) {
         var s = s
         s.withUTF8 { u in
-            out { $0.appendVarint(UInt64(u.count)) }
-            out { $0.append(UnsafeRawBufferPointer(u)) }
+            out.pointee.appendVarint(UInt64(u.count))
+            out.pointee.append(UnsafeRawBufferPointer(u))
         }
     }
 
@@ -80,23 +79,23 @@ public struct RecordEncoder {
     /// Costs one dictionary lookup; pre-intern hot strings with `TraceWriter.intern(_:)`.
     @inlinable public mutating func string(_ s: String) {
         let id = state.interner.internID(s)
-        state.usedStrings.append(id)
-        out { $0.appendVarint(UInt64(id)) }
+        state.use(id)
+        out.pointee.appendVarint(UInt64(id))
     }
 
     /// A string interned beforehand with the same writer's `intern(_:)`: no hashing.
     @inlinable public mutating func string(_ s: InternedString) {
         precondition(state.interner.owns(s), "InternedString \(s.id) \"\(s.text)\" was interned by another TraceWriter")
-        state.usedStrings.append(s.id)
-        out { $0.appendVarint(UInt64(s.id)) }
+        state.use(s.id)
+        out.pointee.appendVarint(UInt64(s.id))
     }
 
     /// A duration in the compact scaled code (1 byte for whole ms or s up to 15 units).
-    @inlinable public mutating func duration(_ d: SimDuration) { out { $0.appendTimeCode(d.nanoseconds) } }
+    @inlinable public mutating func duration(_ d: SimDuration) { out.pointee.appendTimeCode(d.nanoseconds) }
 
     /// An absolute time, written relative to the record's own time (so a deadline 30 s after the
     /// event costs one byte).
-    @inlinable public mutating func time(_ t: SimTime) { out { $0.appendTimeCode(t.nanoseconds &- recordTime.nanoseconds) } }
+    @inlinable public mutating func time(_ t: SimTime) { out.pointee.appendTimeCode(t.nanoseconds &- recordTime.nanoseconds) }
 }
 
 /// The writer's encoding state: the buffer bodies are written into (the writer's block: a body
@@ -107,6 +106,9 @@ public struct RecordEncoder {
     /// Where the current record's body starts in `body`.
     @exclusivity(unchecked) @usableFromInline var bodyStart = 0
     @exclusivity(unchecked) @usableFromInline var usedStrings = IDList()
+    /// Some string of the current record has no definition in this block yet (most records
+    /// use only strings the block already defines: `commit` then skips the definitions).
+    @exclusivity(unchecked) @usableFromInline var needsDefinitions = false
     @exclusivity(unchecked) @usableFromInline var interner = StringInterner()
 
     init(body: ByteBuffer) {
@@ -116,6 +118,13 @@ public struct RecordEncoder {
     @inline(__always) func begin(at start: Int) {
         bodyStart = start
         usedStrings.count = 0
+        needsDefinitions = false
+    }
+
+    /// The current record writes string `id`.
+    @inlinable @inline(__always) func use(_ id: UInt32) {
+        usedStrings.append(id)
+        if interner.definedIn[Int(id)] != interner.generation { needsDefinitions = true }
     }
 
     /// Appends the definitions this record needs to `out`.
@@ -137,8 +146,12 @@ public struct RecordEncoder {
     @inlinable var isEmpty: Bool { count == 0 }
     @inlinable var ids: ArraySlice<UInt32> { storage[0..<count] }
 
-    @inlinable mutating func append(_ id: UInt32) {
-        if count < storage.count { storage[count] = id } else { storage.append(id) }
+    @inlinable @inline(__always) mutating func append(_ id: UInt32) {
+        if count < storage.count {
+            storage.withUnsafeMutableBufferPointer { $0[count] = id }
+        } else {
+            storage.append(id)
+        }
         count &+= 1
     }
 }

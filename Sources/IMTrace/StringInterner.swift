@@ -25,6 +25,28 @@ public struct InternedString: Hashable, Sendable {
     @usableFromInline var slots: [UInt32] = Array(repeating: 0, count: 256)
     @usableFromInline var definedIn: [UInt32] = []
     @usableFromInline var generation: UInt32 = 1
+    /// Identity cache in front of the table (`cachedID`): most strings a recorder writes are the
+    /// same few thousand `String` values again and again (ids, topics, the uids of messages in
+    /// flight), so their 16 bytes of representation find the id without hashing the text.
+    @usableFromInline var cacheKeys = [CacheKey](repeating: CacheKey.empty, count: StringInterner.cacheSize)
+    /// The strings whose representation is in `cacheKeys`, kept alive so that no other string
+    /// can take over their storage (and so their representation) while cached.
+    @usableFromInline var cachePins = [String](repeating: "", count: StringInterner.cacheSize)
+
+    @usableFromInline static let cacheSize = 2048
+
+    @usableFromInline struct CacheKey: Sendable {
+        @usableFromInline var word0: UInt64
+        @usableFromInline var word1: UInt64
+        @usableFromInline var id: UInt32
+        /// No `String` has this representation (its count would not fit in memory).
+        @usableFromInline static let empty = CacheKey(word0: .max, word1: .max, id: 0)
+        @usableFromInline init(word0: UInt64, word1: UInt64, id: UInt32) {
+            self.word0 = word0
+            self.word1 = word1
+            self.id = id
+        }
+    }
 
     @inlinable mutating func intern(_ s: String) -> InternedString {
         let id = internID(s)
@@ -32,7 +54,26 @@ public struct InternedString: Hashable, Sendable {
     }
 
     /// The id of `s`, interning it if new.
+    ///
+    /// First the identity cache: a `String` is 16 bytes — a small string's are its UTF-8 bytes
+    /// themselves, a large one's its count, flags and the address of its immutable storage. So
+    /// two strings with the same 16 bytes have the same text while the first is alive (the cache
+    /// pins it). Equal texts with different storage just miss and take the hashed path.
     @inlinable mutating func internID(_ s: String) -> UInt32 {
+        guard MemoryLayout<String>.size == 16 else { return internByText(s) }
+        let words = unsafeBitCast(s, to: (UInt64, UInt64).self)
+        let mixed = (words.0 &* 0x9E37_79B9_7F4A_7C15 ^ words.1) &* 0xC2B2_AE3D_27D4_EB4F
+        let slot = Int(truncatingIfNeeded: mixed >> 53) & (Self.cacheSize - 1)
+        let key = cacheKeys[slot]
+        if key.word0 == words.0 && key.word1 == words.1 { return key.id }
+        let id = internByText(s)
+        cacheKeys[slot] = CacheKey(word0: words.0, word1: words.1, id: id)
+        cachePins[slot] = s
+        return id
+    }
+
+    /// The id of `s` by its text (hash table), interning it if new.
+    @inlinable mutating func internByText(_ s: String) -> UInt32 {
         let h = Self.hash(s)
         let mask = slots.count &- 1
         var i = Int(truncatingIfNeeded: h) & mask

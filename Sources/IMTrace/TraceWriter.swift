@@ -192,7 +192,7 @@ public final class TraceWriter {
             bodyAt &+= extra
             block.count = bodyAt &+ bodyCount
         }
-        if !state.usedStrings.isEmpty { bodyAt &+= insertDefinitions(at: start) }
+        if state.needsDefinitions { bodyAt &+= insertDefinitions(at: start) }
         if blockRecords > 0 && block.count > options.maxBlockBytes {
             try moveToNextBlock(kind: kind, start: start, bodyAt: bodyAt, bodyCount: bodyCount, time: time)
         } else if blockRecords == 0 {

@@ -261,6 +261,8 @@ public final class TraceRecorder: WorldObserver {
         guard level >= .outcomes else { return }
         let now = world.now
         var nextConnection = UInt64(world.connectionCount)
+        // Through the buffer: `switch effects[i]` copied every (large) effect out of the array first.
+        effects.withUnsafeBufferPointer { effects in
         for i in effects.indices {
             switch effects[i] {
             case .openConnection:
@@ -276,13 +278,27 @@ public final class TraceRecorder: WorldObserver {
                 append(kind: ClientEffectRecord.setTimerKind, level: .full, at: now) { $0.uvarint(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
                 append(kind: ClientEffectRecord.cancelTimerKind, level: .full, at: now) { $0.uvarint(d); $0.clientTimer(t) }
+            case .callback(.received(let m, let left, let off, let pkg)):
+                append(kind: CallbackRecord.receivedKind, level: .outcomes, at: now) {
+                    $0.uvarint(d)
+                    CallbackRecord.encodeReceived(m, left: left, offline: off, hasPackage: pkg, keepContent: keep, epoch: epochMs, into: &$0)
+                }
             case .callback(let cb):
                 let r = CallbackRecord(cb, keepContent: keep)
                 append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
+            case .note(.cursor(let name, let v)):
+                append(kind: ClientNoteRecord.cursorKind, level: .outcomes, at: now) {
+                    $0.uvarint(d); ClientNoteRecord.encodeCursor(name, v, into: &$0, epoch: epochMs)
+                }
+            case .note(.stored(let id, let uid, let c, let t, let dir, let new)):
+                append(kind: ClientNoteRecord.storedKind, level: .outcomes, at: now) {
+                    $0.uvarint(d); ClientNoteRecord.encodeStored(id, uid, c, t, dir, new, into: &$0, epoch: epochMs)
+                }
             case .note(let n):
                 let r = ClientNoteRecord(n)
                 append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
             }
+        }
         }
     }
 
@@ -302,6 +318,7 @@ public final class TraceRecorder: WorldObserver {
     public func world(_ world: World, serverEffects: [ServerEffect]) {
         guard level >= .outcomes else { return }
         let now = world.now
+        serverEffects.withUnsafeBufferPointer { serverEffects in
         for i in serverEffects.indices {
             switch serverEffects[i] {
             case .send(let c, let bytes, let frames):
@@ -312,10 +329,19 @@ public final class TraceRecorder: WorldObserver {
                 append(kind: ServerEffectRecord.setTimerKind, level: .full, at: now) { ServerEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
                 append(kind: ServerEffectRecord.cancelTimerKind, level: .full, at: now) { $0.serverTimer(t) }
+            case .event(.fannedOut(let uid, let u, let dev, let c, let via)):
+                append(kind: ServerEventRecord.fannedOutKind, level: .outcomes, at: now) {
+                    ServerEventRecord.encodeFannedOut(uid, u, dev, c, via, into: &$0)
+                }
+            case .event(.pulled(let c, let u, let dev, let t, let uids, let st, let f)):
+                append(kind: ServerEventRecord.pulledKind, level: .outcomes, at: now) {
+                    ServerEventRecord.encodePulled(c, u, dev, t, uids, st, f, into: &$0, epoch: epochMs)
+                }
             case .event(let e):
                 let r = ServerEventRecord(e)
                 append(kind: r.kind, level: .outcomes, at: now) { r.encode(into: &$0, epoch: epochMs) }
             }
+        }
         }
     }
 

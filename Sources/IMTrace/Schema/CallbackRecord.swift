@@ -39,7 +39,7 @@ public enum CallbackRecord: Hashable, Sendable {
         case .connectError: 43
         case .messageInserted: 44
         case .sendResult: 45
-        case .received: 46
+        case .received: Self.receivedKind
         case .recalled: 47
         case .readReceipt: 48
         case .syncReadStatus: 49
@@ -90,6 +90,19 @@ public enum CallbackRecord: Hashable, Sendable {
         }
     }
 
+    static let receivedKind: UInt16 = 46
+
+    /// `received`'s body straight from the callback's store row (the recorder's hot path).
+    static func encodeReceived(_ m: StoredMessage, left: Int, offline: Bool, hasPackage: Bool, keepContent: Bool,
+                               epoch: Int64, into e: inout RecordEncoder) {
+        e.message(m, keepContent: keepContent, epoch: epoch)
+        encodeReceivedTail(left: left, offline: offline, hasPackage: hasPackage, into: &e)
+    }
+
+    static func encodeReceivedTail(left: Int, offline: Bool, hasPackage: Bool, into e: inout RecordEncoder) {
+        e.varint(Int64(left)); e.uvarint(UInt64((offline ? 1 : 0) | (hasPackage ? 2 : 0)))
+    }
+
     func encode(into e: inout RecordEncoder, epoch: Int64) {
         switch self {
         case .connectionStatus(let s): e.int32(s.rawValue)
@@ -99,7 +112,7 @@ public enum CallbackRecord: Hashable, Sendable {
         case .sendResult(let id, let uid, let t, let err):
             e.varint(id); e.optionalString(uid); e.wallMs(t, epoch: epoch); e.optionalCode(err)
         case .received(let m, let left, let off, let pkg):
-            e.message(m, epoch: epoch); e.varint(Int64(left)); e.uvarint(UInt64((off ? 1 : 0) | (pkg ? 2 : 0)))
+            e.message(m, epoch: epoch); Self.encodeReceivedTail(left: left, offline: off, hasPackage: pkg, into: &e)
         case .recalled(let id, let c): e.varint(id); e.conversation(c)
         case .readReceipt(let c, let t), .syncReadStatus(let c, let t): e.conversation(c); e.wallMs(t, epoch: epoch)
         case .chatroomJoined(let r), .chatroomQuit(let r), .chatroomKicked(let r), .chatroomDestroyed(let r),
@@ -174,9 +187,9 @@ public enum ClientNoteRecord: Hashable, Sendable {
     public var kind: UInt16 {
         switch self {
         case .state: 64
-        case .stored: 65
+        case .stored: Self.storedKind
         case .skipped: 66
-        case .cursor: 67
+        case .cursor: Self.cursorKind
         case .reconnectScheduled: 68
         case .requestTimedOut: 69
         case .chatroomState: 70
@@ -208,10 +221,9 @@ public enum ClientNoteRecord: Hashable, Sendable {
         switch self {
         case .state(let f, let t, let r): e.string(f); e.string(t); e.string(r)
         case .stored(let id, let uid, let c, let t, let dir, let new):
-            e.varint(id); e.optionalString(uid); e.conversation(c); e.wallMs(t, epoch: epoch)
-            e.uvarint(UInt64((dir == .receive ? 1 : 0) | (new ? 2 : 0)))
+            Self.encodeStored(id, uid, c, t, dir, new, into: &e, epoch: epoch)
         case .skipped(let uid, let c, let r): e.optionalString(uid); e.conversation(c); e.string(r)
-        case .cursor(let n, let v): e.string(n); e.wallMs(v, epoch: epoch)
+        case .cursor(let n, let v): Self.encodeCursor(n, v, into: &e, epoch: epoch)
         case .reconnectScheduled(let a, let d): e.varint(Int64(a)); e.duration(d)
         case .requestTimedOut(let m, let w): e.uvarint(UInt64(m)); e.string(w)
         case .chatroomState(let r, let j): e.string(r); e.bool(j)
@@ -224,6 +236,19 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .ignored(let i, let r): e.utf8(i); e.utf8(r)
         case .syncState(let f, let t, let r): e.string(f); e.string(t); e.string(r)
         }
+    }
+
+    static let storedKind: UInt16 = 65, cursorKind: UInt16 = 67
+
+    // The recorder writes these two (the most frequent notes) straight from `ClientNote`.
+    static func encodeStored(_ id: Int64, _ uid: String?, _ c: ConversationKey, _ t: Int64, _ dir: MessageDirection, _ new: Bool,
+                             into e: inout RecordEncoder, epoch: Int64) {
+        e.varint(id); e.optionalString(uid); e.conversation(c); e.wallMs(t, epoch: epoch)
+        e.uvarint(UInt64((dir == .receive ? 1 : 0) | (new ? 2 : 0)))
+    }
+
+    static func encodeCursor(_ name: String, _ v: Int64, into e: inout RecordEncoder, epoch: Int64) {
+        e.string(name); e.wallMs(v, epoch: epoch)
     }
 
     static func decode(kind: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ClientNoteRecord? {

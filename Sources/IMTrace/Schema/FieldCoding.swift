@@ -12,7 +12,7 @@ extension RecordEncoder {
     @inlinable mutating func optionalString(_ s: String?) {
         guard let s else { uvarint(UInt64(0)); return }
         let id = state.interner.internID(s)
-        state.usedStrings.append(id)
+        state.use(id)
         uvarint(UInt64(id) + 1)
     }
 

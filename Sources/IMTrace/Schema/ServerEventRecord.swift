@@ -38,8 +38,8 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .messageAccepted: 100
         case .messageRejected: 101
         case .duplicateSendAbsorbed: 102
-        case .fannedOut: 103
-        case .pulled: 104
+        case .fannedOut: Self.fannedOutKind
+        case .pulled: Self.pulledKind
         case .offlineStored: 105
         case .pushed: 106
         case .dropped: 107
@@ -96,9 +96,9 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .messageRejected(let c, let u, let conv, let cuid, let code):
             e.uvarint(c.raw); e.string(u); e.conversation(conv); e.varint(cuid); e.int32(code)
         case .duplicateSendAbsorbed(let uid, let u, let cuid): e.string(uid); e.string(u); e.varint(cuid)
-        case .fannedOut(let uid, let u, let d, let c, let via): e.string(uid); e.string(u); e.string(d); e.uvarint(c.raw); e.string(via.rawValue)
+        case .fannedOut(let uid, let u, let d, let c, let via): Self.encodeFannedOut(uid, u, d, c, via, into: &e)
         case .pulled(let c, let u, let d, let t, let uids, let st, let f):
-            e.uvarint(c.raw); e.string(u); e.string(d); e.string(t); e.strings(uids); e.wallMs(st, epoch: epoch); e.bool(f)
+            Self.encodePulled(c, u, d, t, uids, st, f, into: &e, epoch: epoch)
         case .offlineStored(let uid, let u), .pushed(let uid, let u): e.string(uid); e.string(u)
         case .dropped(let uid, let c, let u, let r): e.optionalString(uid); e.conversation(c); e.optionalString(u); e.string(r.rawValue)
         case .chatroomJoined(let r, let u, let d): e.string(r); e.string(u); e.string(d)
@@ -112,6 +112,19 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .queryRejected(let c, let u, let t, let target, let code): e.uvarint(c.raw); e.string(u); e.string(t); e.string(target); e.int32(code)
         case .chatroomCreated(let r, let by): e.string(r); e.optionalString(by)
         }
+    }
+
+    static let fannedOutKind: UInt16 = 103, pulledKind: UInt16 = 104
+
+    // The recorder writes these two (the most frequent server events) straight from `ServerEvent`.
+    static func encodeFannedOut(_ uid: String, _ u: String, _ d: String, _ c: ConnectionID, _ via: DeliveryPath,
+                                into e: inout RecordEncoder) {
+        e.string(uid); e.string(u); e.string(d); e.uvarint(c.raw); e.string(via.rawValue)
+    }
+
+    static func encodePulled(_ c: ConnectionID, _ u: String, _ d: String, _ t: String, _ uids: [String], _ st: Int64, _ f: Bool,
+                             into e: inout RecordEncoder, epoch: Int64) {
+        e.uvarint(c.raw); e.string(u); e.string(d); e.string(t); e.strings(uids); e.wallMs(st, epoch: epoch); e.bool(f)
     }
 
     static func decode(kind: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ServerEventRecord? {

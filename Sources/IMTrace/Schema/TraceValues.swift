@@ -13,13 +13,19 @@ public enum TraceContent: Hashable, Sendable, CustomStringConvertible {
 
     /// The digest of `s`, or `s` itself when `keep`.
     @inlinable public static func of(_ s: String, keep: Bool) -> TraceContent {
-        keep ? .text(s) : .digest(length: s.utf8.count, hash: hash32(s.utf8))
+        keep ? .text(s) : .digest(length: s.utf8.count, hash: hash32(s))
     }
 
     /// FNV-1a-64 folded to 32 bits (`h ^ h >> 32`, low half).
     @inlinable public static func hash32(_ bytes: some Sequence<UInt8>) -> UInt32 {
         let h = StableHash.fnv1a(bytes)
         return UInt32(truncatingIfNeeded: h ^ (h >> 32))
+    }
+
+    /// `hash32(s.utf8)`, over the contiguous UTF-8 when the string has it (every native string).
+    @inlinable public static func hash32(_ s: String) -> UInt32 {
+        if let h = s.utf8.withContiguousStorageIfAvailable({ hash32(UnsafeBufferPointer(rebasing: $0[...])) }) { return h }
+        return hash32(s.utf8)
     }
 
     public var length: Int {
@@ -33,7 +39,7 @@ public enum TraceContent: Hashable, Sendable, CustomStringConvertible {
     public var hash: UInt32 {
         switch self {
         case .digest(_, let h): h
-        case .text(let s): Self.hash32(s.utf8)
+        case .text(let s): Self.hash32(s)
         }
     }
 
@@ -137,24 +143,44 @@ extension RecordEncoder {
     /// Message: messageId · bits (direction, presence) · [uid] · conversation · sender · type ·
     /// content · [extra] · sentTime · receivedTime · sentStatus · receivedStatus · flags · [cuid].
     mutating func message(_ m: TraceMessage, epoch: Int64) {
-        varint(m.messageId)
-        var bits: UInt64 = m.direction == .receive ? 1 : 0
-        if m.messageUId != nil { bits |= 2 }
-        if m.extra != nil { bits |= 4 }
-        if m.clientUniqueId != nil { bits |= 8 }
+        message(messageId: m.messageId, messageUId: m.messageUId, conversation: m.conversation, senderUserId: m.senderUserId,
+                direction: m.direction, objectName: m.objectName, content: m.content, extra: m.extra, sentTime: m.sentTime,
+                receivedTime: m.receivedTime, sentStatus: m.sentStatus, receivedStatus: m.receivedStatus, flags: m.flags,
+                clientUniqueId: m.clientUniqueId, epoch: epoch)
+    }
+
+    /// The same fields straight from a store row (the recorder's path: no `TraceMessage`).
+    mutating func message(_ m: StoredMessage, keepContent keep: Bool, epoch: Int64) {
+        message(messageId: m.messageId, messageUId: m.messageUId, conversation: m.conversation, senderUserId: m.senderUserId,
+                direction: m.direction, objectName: m.objectName, content: .of(m.content, keep: keep),
+                extra: m.extra.map { .of($0, keep: keep) }, sentTime: m.sentTime, receivedTime: m.receivedTime,
+                sentStatus: m.sentStatus, receivedStatus: m.receivedStatus.rawValue, flags: m.flags.rawValue,
+                clientUniqueId: m.clientUniqueId, epoch: epoch)
+    }
+
+    @inline(__always)
+    private mutating func message(messageId: Int64, messageUId: String?, conversation c: ConversationKey, senderUserId: String,
+                                  direction: MessageDirection, objectName: String, content body: TraceContent, extra: TraceContent?,
+                                  sentTime: Int64, receivedTime: Int64, sentStatus: SentStatus, receivedStatus: Int32,
+                                  flags: Int32, clientUniqueId: Int64?, epoch: Int64) {
+        varint(messageId)
+        var bits: UInt64 = direction == .receive ? 1 : 0
+        if messageUId != nil { bits |= 2 }
+        if extra != nil { bits |= 4 }
+        if clientUniqueId != nil { bits |= 8 }
         uvarint(bits)
-        if let u = m.messageUId { string(u) }
-        conversation(m.conversation)
-        string(m.senderUserId)
-        string(m.objectName)
-        content(m.content)
-        if let x = m.extra { content(x) }
-        wallMs(m.sentTime, epoch: epoch)
-        wallMs(m.receivedTime, epoch: epoch)
-        uvarint(UInt64(UInt32(bitPattern: m.sentStatus.rawValue)))
-        int32(m.receivedStatus)
-        int32(m.flags)
-        if let c = m.clientUniqueId { varint(c) }
+        if let u = messageUId { string(u) }
+        conversation(c)
+        string(senderUserId)
+        string(objectName)
+        content(body)
+        if let x = extra { content(x) }
+        wallMs(sentTime, epoch: epoch)
+        wallMs(receivedTime, epoch: epoch)
+        uvarint(UInt64(UInt32(bitPattern: sentStatus.rawValue)))
+        int32(receivedStatus)
+        int32(flags)
+        if let cuid = clientUniqueId { varint(cuid) }
     }
 
     mutating func messages(_ list: [TraceMessage], epoch: Int64) {
