@@ -34,6 +34,9 @@ public enum TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidOptions(String)
     /// Writer: a header value that cannot be written (duplicate option key, …).
     case invalidHeader(String)
+    /// A view was asked for a device the trace does not have (`known`: its device count and
+    /// the first few ids, for the message).
+    case unknownDevice(String, deviceCount: Int, examples: [String])
     /// Writer: a record (body plus its string definitions) larger than the format allows.
     case recordTooLarge(bytes: Int, limit: Int)
     /// Writer: `append`/`flush` after `finish`, or after an earlier I/O error.
@@ -64,6 +67,9 @@ public enum TraceError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .unreadableBytes(offset, length): "\(length) unreadable bytes at offset \(offset)"
         case let .invalidOptions(r): "invalid trace writer options: \(r)"
         case let .invalidHeader(r): "invalid trace header: \(r)"
+        case let .unknownDevice(name, count, examples):
+            "no device \"\(name)\" in this trace (\(count) devices: \(examples.joined(separator: ", "))\(count > examples.count ? ", …" : "")"
+                + (count > 0 ? "; or an index d0…d\(count - 1))" : ")")
         case let .recordTooLarge(bytes, limit): "record of \(bytes) bytes exceeds the limit of \(limit)"
         case .writerClosed: "trace writer is closed (finished or failed)"
         case let .record(e): e.description

@@ -126,6 +126,18 @@ func exported(_ bytes: [UInt8], _ run: (TextOutput) throws -> Void) throws -> St
         #expect(try show(try Flow.trace()) { $0.devices = ["d1"] } == lines)
     }
 
+    /// A device the trace does not have is an error naming it and listing the trace's devices,
+    /// not an empty view.
+    @Test func anUnknownDeviceIsAnErrorNotAnEmptyView() throws {
+        for bad in ["0", "zoe", "d3", "d-1"] {
+            #expect(throws: TraceError.unknownDevice(bad, deviceCount: 3, examples: ["alice-phone", "bob-phone", "carol-phone"])) {
+                try show(try Flow.trace()) { $0.devices = ["bob-phone", bad] }
+            }
+        }
+        let message = TraceError.unknownDevice("zoe", deviceCount: 3, examples: ["alice-phone", "bob-phone", "carol-phone"]).description
+        #expect(message == "no device \"zoe\" in this trace (3 devices: alice-phone, bob-phone, carol-phone; or an index d0…d2)")
+    }
+
     @Test func conversationFilterFollowsTheMessageToTheOtherSide() throws {
         let kinds = try show(try Flow.trace()) { $0.conversation = Flow.toBob }.map { actorAndKind($0).1 }
         #expect(kinds == ["api.send", "cb.messageInserted", "srv.accepted", "srv.fannedOut", "cb.sendResult", "client.stored", "cb.received"])

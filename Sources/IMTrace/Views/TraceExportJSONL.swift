@@ -21,7 +21,7 @@ public enum TraceExportJSONL {
         var n = 0
         while let e = try reader.next() {
             if let to = filter.filter.to, e.time > to { break }
-            guard filter.matches(e, reader.names) else { continue }
+            guard try filter.matches(e, reader.names) else { continue }
             out.writeLine(line(e, names: reader.names))
             n += 1
         }

@@ -72,7 +72,7 @@ public enum TraceExportMermaid {
         var firstTime: SimTime?, lastTime: SimTime?
         while let e = try reader.next() {
             if let to = filter.filter.to, e.time > to { break }
-            guard filter.matches(e, reader.names), let s = statement(e, names: reader.names, epochMs: reader.epochMs) else { continue }
+            guard try filter.matches(e, reader.names), let s = statement(e, names: reader.names, epochMs: reader.epochMs) else { continue }
             if lines.count >= maxLines { omitted += 1; continue }
             for d in s.devices where seen.insert(d).inserted { participants.append(d) }
             lines.append(s.line)

@@ -90,7 +90,7 @@ public enum TraceExportPerfetto {
             var lastDeliver: [Int: (event: UInt64?, record: UInt64)] = [:]
             while let e = try r.next() {
                 if let to = filter.to, e.time > to { break }
-                guard f.matches(e, r.names) else { continue }
+                guard try f.matches(e, r.names) else { continue }
                 if case .callback(let d, .sendResult(let id, let uid?, _, nil)) = e.event {
                     plan.localIds[[Int64(d), id]] = uid
                     plan.senders[uid] = d
@@ -108,7 +108,7 @@ public enum TraceExportPerfetto {
             var f = TraceFilterState(filter)
             while let e = try r.next() {
                 if let to = filter.to, e.time > to { break }
-                guard f.matches(e, r.names) else { continue }
+                guard try f.matches(e, r.names) else { continue }
                 if let uid = steps(e, names: r.names, plan: plan, lastDeliver: [:]).shared {
                     for k in plan.paths(uid) {
                         plan.steps[k, default: 0] += 1
@@ -148,7 +148,7 @@ public enum TraceExportPerfetto {
 
         while let e = try r.next() {
             if let to = filter.to, e.time > to { break }
-            guard f.matches(e, r.names) else { continue }
+            guard try f.matches(e, r.names) else { continue }
             let names = r.names
             let (pid, tid) = track(e.event.actor)
             w.declare(pid: pid, tid: tid, actor: e.event.actor, names: names)

@@ -44,9 +44,25 @@ public struct TraceFilterState {
         }
     }
 
-    /// Whether `entry` passes (updates the message → conversation map first).
-    public mutating func matches(_ entry: TraceEntry, _ names: TraceNames) -> Bool {
+    /// `--device` values were checked against the trace's devices (once the device records at
+    /// its start have been read).
+    private var devicesChecked = false
+
+    /// Whether `entry` passes (updates the message → conversation map first). Throws
+    /// `unknownDevice` when a `--device` names no device of the trace, rather than showing nothing.
+    public mutating func matches(_ entry: TraceEntry, _ names: TraceNames) throws(TraceError) -> Bool {
         let e = entry.event
+        if !devicesChecked && !filter.devices.isEmpty {
+            switch e {
+            case .meta(.device), .meta(.checkpoint): break
+            default:
+                devicesChecked = true
+                if let bad = filter.devices.first(where: { names.resolveDevice($0) == nil }) {
+                    let ids = names.devices.keys.sorted().prefix(5).map { names.device($0) }
+                    throw .unknownDevice(bad, deviceCount: names.devices.count, examples: Array(ids))
+                }
+            }
+        }
         if filter.conversation != nil {
             let convs = e.conversations
             if let c = convs.first { for u in e.messageUIds where uidConversation[u] == nil { uidConversation[u] = c } }

@@ -23,10 +23,11 @@ public struct TraceNames: Sendable {
     public func user(_ u: Int) -> String { u < 0 ? "(room)" : users[u] ?? "u#\(u)" }
     public func deviceOf(connection c: ConnectionID) -> Int? { connections[c.raw] }
 
-    /// A device index from a device id or `dN`.
+    /// A device index from a device id or `dN` (any N when the trace named no device: a trace
+    /// salvaged without its first block).
     public func resolveDevice(_ s: String) -> Int? {
         if let i = deviceIndex[s] { return i }
-        if s.hasPrefix("d"), let i = Int(s.dropFirst()) { return i }
+        if s.hasPrefix("d"), let i = Int(s.dropFirst()), i >= 0, devices.isEmpty || devices[i] != nil { return i }
         return nil
     }
 

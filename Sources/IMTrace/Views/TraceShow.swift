@@ -32,7 +32,7 @@ public enum TraceShow {
         var n = 0
         while let e = try reader.next() {
             if let to = filter.filter.to, e.time > to { break }  // records are in time order
-            guard filter.matches(e, reader.names) else { continue }
+            guard try filter.matches(e, reader.names) else { continue }
             if let limit, n >= limit { return (n, true) }
             emit(line(e, names: reader.names, epochMs: reader.epochMs))
             n += 1
