@@ -51,27 +51,30 @@ public struct Ledger: Codable, Sendable, Equatable {
     public static func capture(_ world: World, statuses: LedgerStatusRecorder?) -> Ledger {
         let epoch = world.scenario.epochMs ?? Scenario.defaultEpochMs
         var devices: [DeviceLedger] = []
+        devices.reserveCapacity(world.deviceCount)
+        // One hex string per distinct content: a message is in the store of every device that has it.
+        var contentHex: [UInt64: String] = [:]
         for d in 0..<world.deviceCount {
-            let store = world.store(ofDevice: d)
-            var convs: [ConversationLedger] = []
-            // Looked up per listed conversation, never iterated (chatroom messages stay out).
-            let all = (try? store.allMessagesInHistoryOrder(excludingChatrooms: true)) ?? [:]
-            for c in (try? store.conversationList()) ?? [] {
-                convs.append(ConversationLedger(
-                    conversation: c.key.description, unread: c.unreadCount,
-                    messages: (all[c.key] ?? []).map { m in
-                        MessageLedger(
-                            uid: m.messageUId, from: m.senderUserId, direction: m.direction == .send ? "out" : "in",
-                            type: m.objectName, sentTime: m.sentTime - epoch, status: m.sentStatus.description,
-                            read: m.receivedStatus.contains(.read),
-                            content: Digest64.hex(StableHash.fnv1a(m.content)))
-                    }))
+            // The conversation list (chatrooms left out), each conversation with its messages.
+            let listed = (try? world.store(ofDevice: d).ledgerConversations()) ?? []
+            var convs = listed.map { c in
+                ConversationLedger(conversation: c.key.description, unread: c.unreadCount, messages: c.messages.map { m in
+                    MessageLedger(m, epoch: epoch, content: Self.hex(m.contentHash, memo: &contentHex))
+                })
             }
             convs.sort { $0.conversation < $1.conversation }
             devices.append(DeviceLedger(device: world.deviceId(d), user: world.userId(ofDevice: d),
                                         connection: statuses?.statuses(ofDevice: d) ?? [], conversations: convs))
         }
         return Ledger(scenario: world.scenario.name, seed: world.seed, devices: devices)
+    }
+
+    /// `Digest64.hex(hash)`, made once per hash (`memo` is only looked up, never iterated).
+    private static func hex(_ hash: UInt64, memo: inout [UInt64: String]) -> String {
+        if let s = memo[hash] { return s }
+        let s = Digest64.hex(hash)
+        memo[hash] = s
+        return s
     }
 
     /// Canonical JSON: sorted keys, pretty-printed, stable across runs and processes.
@@ -160,6 +163,15 @@ public struct Ledger: Codable, Sendable, Equatable {
             }
         }
         return out
+    }
+}
+
+extension Ledger.MessageLedger {
+    /// `content` is `Digest64.hex(m.contentHash)`.
+    init(_ m: LedgerMessage, epoch: Int64, content: String) {
+        self.init(uid: m.messageUId, from: m.senderUserId, direction: m.direction == .send ? "out" : "in",
+                  type: m.objectName, sentTime: m.sentTime - epoch, status: m.sentStatus.description,
+                  read: m.receivedStatus.contains(.read), content: content)
     }
 }
 
