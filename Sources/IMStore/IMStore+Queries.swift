@@ -74,7 +74,7 @@ extension IMStore {
     /// Every message of the store grouped by conversation, each list oldest first in history
     /// order (the reverse of what `history(in:)` pages return, concatenated), optionally without
     /// chatroom messages. One table scan for the whole store, sorted here rather than by SQLite
-    /// (its sorter cost ~4× the scan): the ledger reads every device's store at the end of a run.
+    /// (its sorter cost ~4× the scan). The ledger reads the leaner `ledgerConversations()`.
     public func allMessagesInHistoryOrder(excludingChatrooms: Bool = false) throws -> [ConversationKey: [StoredMessage]] {
         let rows: [ConversationKey: [StoredMessage]] = try read {
             try connection.with("""
@@ -91,16 +91,8 @@ extension IMStore {
                 return out
             }
         }
-        // History order: sentTime, then messageUId as SQLite's BINARY collation compares it
-        // (UTF-8 bytes; no uid sorts as ''), then messageId. Each list sorts on its own.
-        return rows.mapValues { list in
-            list.sorted { a, b in
-                if a.sentTime != b.sentTime { return a.sentTime < b.sentTime }
-                let ua = a.messageUId ?? "", ub = b.messageUId ?? ""
-                if ua != ub { return ua.utf8.lexicographicallyPrecedes(ub.utf8) }
-                return a.messageId < b.messageId
-            }
-        }
+        // Each list sorts on its own.
+        return rows.mapValues { $0.sorted(by: precedesInHistory) }
     }
 
     /// Messages of the conversation with `sentTime` in `range` (inclusive), in server order:

@@ -46,7 +46,15 @@ public struct Digest64: Hashable, Sendable, CustomStringConvertible {
     public var description: String { Digest64.hex(value) }
 
     public static func hex(_ v: UInt64) -> String {
-        let s = String(v, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
+        // Digit by digit into the string's own storage (ledgers hex one hash per message).
+        String(unsafeUninitializedCapacity: 16) { out in
+            let digits: StaticString = "0123456789abcdef"
+            var v = v
+            for i in stride(from: 15, through: 0, by: -1) {
+                out[i] = digits.utf8Start[Int(v & 15)]
+                v >>= 4
+            }
+            return 16
+        }
     }
 }

@@ -1,4 +1,5 @@
 import IMWire
+import SimKernel
 import Testing
 @testable import IMStore
 
@@ -116,5 +117,49 @@ import Testing
         #expect(try canonical(d1) == canonical(d2))
         // History is in server order too, so both devices show the same conversation.
         #expect(try d1.history(in: alice).map(\.messageUId) == d2.history(in: alice).map(\.messageUId))
+    }
+}
+
+@Suite struct LedgerConversationsTests {
+    /// The ledger's lean read equals the conversation list with each listed conversation's
+    /// messages from `allMessagesInHistoryOrder` (chatrooms, same-ms ties, duplicate and missing
+    /// uids, a listed conversation without messages, messages of an unlisted one).
+    @Test func agreesWithConversationListAndAllMessagesInHistoryOrder() throws {
+        let s = try memoryStore(dedup: false)
+        let group = ConversationKey(.group, "g/ünï")
+        for i in 0..<30 {
+            _ = try store(s, incoming("A\(i % 25)", at: Int64(1_000 + (i * 7) % 5)))  // same-ms ties, duplicate uids
+            _ = try store(s, incoming("G\(i)", in: group, at: Int64(2_000 - i), from: "u\(i % 3)",
+                                      status: i % 2 == 0 ? .read : .unread, text: "\"quoted\" \\ ünï \(i)"))
+            _ = try store(s, incoming("R\(i)", in: room, at: Int64(1_000 + i)))
+        }
+        _ = try store(s, incoming(nil, at: 1_002))  // no uid, sorts as '' among its sentTime's
+        let pending = try s.insertOutgoing(outgoing("pending", at: 1_001)).messageId
+        let failed = try s.insertOutgoing(outgoing("failed", in: bob, at: 1_003)).messageId
+        _ = try s.markFailed(messageId: failed)
+        _ = try s.markSent(messageId: pending, messageUId: "A3", sentTime: 1_003)
+        _ = try s.setTop(team, true)  // listed, no messages
+        _ = try store(s, incoming("D1", in: ConversationKey(.privateChat, "dave"), at: 5))
+        _ = try s.removeConversation(ConversationKey(.privateChat, "dave"))  // messages stay, not listed
+
+        let got = try s.ledgerConversations()
+        let list = try s.conversationList()
+        let all = try s.allMessagesInHistoryOrder(excludingChatrooms: true)
+        #expect(got.map(\.key) == list.map(\.key).sorted())
+        #expect(Set(got.map(\.key)) == [alice, bob, group, team])
+        for c in got {
+            let listed = try #require(list.first { $0.key == c.key })
+            #expect(c.unreadCount == listed.unreadCount)
+            let expected = (all[c.key] ?? []).map { m in
+                LedgerMessage(messageId: m.messageId, messageUId: m.messageUId, senderUserId: m.senderUserId,
+                              direction: m.direction, objectName: m.objectName, sentTime: m.sentTime,
+                              sentStatus: m.sentStatus, receivedStatus: m.receivedStatus,
+                              contentHash: StableHash.fnv1a(m.content))
+            }
+            #expect(c.messages == expected, "\(c.key)")
+        }
+        #expect(got.first { $0.key == alice }?.messages.count == 32)
+        #expect(got.first { $0.key == team }?.messages == [])
+        #expect(try memoryStore().ledgerConversations() == [])
     }
 }

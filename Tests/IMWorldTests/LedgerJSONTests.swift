@@ -41,6 +41,48 @@ import Testing
         #expect(one.compactJSON() == (try Self.encoderJSON(one)))
     }
 
+    /// Every escape `JSONEncoder` makes, at the start, middle and end of a string and back to
+    /// back, among runs that need none (slashes, DEL, non-ASCII, U+2028).
+    @Test func matchesJSONEncoderOnEveryEscape() throws {
+        let controls = (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }
+        let specials = controls + ["\"", "\\", "/", "\u{7f}", "é", "用户", "🎉", "\u{2028}", "\u{2029}", ""]
+        var strings: [String] = []
+        for e in specials {
+            strings += [e, e + "abc", "abc" + e, "ab" + e + "cd", e + e, "a" + e + "b" + e]
+        }
+        strings.append(specials.joined())
+        strings.append(String(repeating: "long run without escapes / ", count: 40) + "\"" + String(repeating: "x", count: 100))
+        let messages = strings.map { x in
+            Ledger.MessageLedger(uid: x, from: x, direction: x, type: x, sentTime: 0, status: x, read: true, content: x)
+        }
+        let l = Ledger(scenario: strings.joined(separator: "|"), seed: 1, devices: [Ledger.DeviceLedger(
+            device: "d\"", user: "u\\", connection: strings,
+            conversations: [Ledger.ConversationLedger(conversation: "c\n", unread: 0, messages: messages)])])
+        let mine = l.compactJSON()
+        #expect(mine == (try Self.encoderJSON(l)))
+        #expect(try JSONDecoder().decode(Ledger.self, from: Data(mine)) == l)
+    }
+
+    /// The writer looks at 8 bytes a step: an escape at every position of strings up to three
+    /// steps long (the last step overlapping), next to multi-byte characters.
+    @Test func matchesJSONEncoderAtEveryPositionOfAStep() throws {
+        var strings: [String] = []
+        for n in 1...24 {
+            strings.append(String(repeating: "x", count: n))
+            strings.append(String(repeating: "é", count: n))
+            for p in 0..<n {
+                for e in ["\"", "\\", "\u{1}", "\u{1f}", "\n"] {
+                    let x = String(repeating: "x", count: p) + e + String(repeating: "x", count: n - p - 1)
+                    strings.append(x)
+                    strings.append(x.replacingOccurrences(of: "x", with: "é"))
+                }
+            }
+        }
+        let l = Ledger(scenario: "steps", seed: 2, devices: [Ledger.DeviceLedger(
+            device: "d", user: "u", connection: strings, conversations: [])])
+        #expect(l.compactJSON() == (try Self.encoderJSON(l)))
+    }
+
     @Test func matchesJSONEncoderOnARealRun() throws {
         let run = try ScenarioRun(scenario: try pair(duration: "30s"), seed: 3)
         _ = run.run()

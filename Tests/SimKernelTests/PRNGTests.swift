@@ -55,6 +55,15 @@ import Testing
         #expect(StableHash.fnv1a("a") == 0xaf63_dc4c_8601_ec8c)
     }
 
+    @Test func digestHexIsSixteenLowercaseDigits() {
+        for v: UInt64 in [0, 1, 0xf, 0x10, 0xabc, 0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210, .max, .max - 1] {
+            let radix = String(v, radix: 16)
+            #expect(Digest64.hex(v) == String(repeating: "0", count: 16 - radix.count) + radix)
+        }
+        #expect(Digest64.hex(0xa) == "000000000000000a")
+        #expect(Digest64(0x1234).description == "0000000000001234")
+    }
+
     @Test func uniformStaysInRangeAndCoversIt() {
         var r = RandomStream(seed: 3)
         var seen = Set<Int64>()

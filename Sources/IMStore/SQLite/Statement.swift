@@ -128,6 +128,15 @@ public final class Statement {
         isNull(column) ? nil : string(column)
     }
 
+    /// Column text as its UTF-8 bytes, valid only inside `body` (empty for NULL): for reading
+    /// a value without making a String of it.
+    public func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        // sqlite3_column_bytes after sqlite3_column_text: the length of the text just converted.
+        let p = sqlite3_column_text(handle, column)
+        let n = p == nil ? 0 : Int(sqlite3_column_bytes(handle, column))
+        return try body(UnsafeBufferPointer(start: p, count: n))
+    }
+
     // MARK: Errors
 
     @inline(__always)

@@ -51,27 +51,30 @@ public struct Ledger: Codable, Sendable, Equatable {
     public static func capture(_ world: World, statuses: LedgerStatusRecorder?) -> Ledger {
         let epoch = world.scenario.epochMs ?? Scenario.defaultEpochMs
         var devices: [DeviceLedger] = []
+        devices.reserveCapacity(world.deviceCount)
+        // One hex string per distinct content: a message is in the store of every device that has it.
+        var contentHex: [UInt64: String] = [:]
         for d in 0..<world.deviceCount {
-            let store = world.store(ofDevice: d)
-            var convs: [ConversationLedger] = []
-            // Looked up per listed conversation, never iterated (chatroom messages stay out).
-            let all = (try? store.allMessagesInHistoryOrder(excludingChatrooms: true)) ?? [:]
-            for c in (try? store.conversationList()) ?? [] {
-                convs.append(ConversationLedger(
-                    conversation: c.key.description, unread: c.unreadCount,
-                    messages: (all[c.key] ?? []).map { m in
-                        MessageLedger(
-                            uid: m.messageUId, from: m.senderUserId, direction: m.direction == .send ? "out" : "in",
-                            type: m.objectName, sentTime: m.sentTime - epoch, status: m.sentStatus.description,
-                            read: m.receivedStatus.contains(.read),
-                            content: Digest64.hex(StableHash.fnv1a(m.content)))
-                    }))
+            // The conversation list (chatrooms left out), each conversation with its messages.
+            let listed = (try? world.store(ofDevice: d).ledgerConversations()) ?? []
+            var convs = listed.map { c in
+                ConversationLedger(conversation: c.key.description, unread: c.unreadCount, messages: c.messages.map { m in
+                    MessageLedger(m, epoch: epoch, content: Self.hex(m.contentHash, memo: &contentHex))
+                })
             }
             convs.sort { $0.conversation < $1.conversation }
             devices.append(DeviceLedger(device: world.deviceId(d), user: world.userId(ofDevice: d),
                                         connection: statuses?.statuses(ofDevice: d) ?? [], conversations: convs))
         }
         return Ledger(scenario: world.scenario.name, seed: world.seed, devices: devices)
+    }
+
+    /// `Digest64.hex(hash)`, made once per hash (`memo` is only looked up, never iterated).
+    private static func hex(_ hash: UInt64, memo: inout [UInt64: String]) -> String {
+        if let s = memo[hash] { return s }
+        let s = Digest64.hex(hash)
+        memo[hash] = s
+        return s
     }
 
     /// Canonical JSON: sorted keys, pretty-printed, stable across runs and processes.
@@ -85,28 +88,28 @@ public struct Ledger: Codable, Sendable, Equatable {
     /// `JSONEncoder` with `[.sortedKeys, .withoutEscapingSlashes]` writes, ~10× faster — a
     /// trace stores its ledger this way at the end of every recorded run.
     public func compactJSON() -> [UInt8] {
-        var w = JSONBytes()
-        w.out.reserveCapacity(256 + devices.count * 512)
+        // About what a real ledger takes (~190 bytes a message), so the buffer rarely regrows.
+        let messages = devices.reduce(0) { n, d in d.conversations.reduce(n) { $0 + $1.messages.count } }
+        var w = JSONBytes(capacity: 256 + devices.count * 256 + messages * 200)
         w.raw("{\"devices\":[")
-        for (i, d) in devices.enumerated() {
-            if i > 0 { w.raw(",") }
-            w.raw("{\"connection\":[")
-            for (j, c) in d.connection.enumerated() {
+        for i in devices.indices {
+            let d = devices[i]
+            w.raw(i == 0 ? "{\"connection\":[" : ",{\"connection\":[")
+            for j in d.connection.indices {
                 if j > 0 { w.raw(",") }
-                w.string(c)
+                w.string(d.connection[j])
             }
             w.raw("],\"conversations\":[")
-            for (j, c) in d.conversations.enumerated() {
-                if j > 0 { w.raw(",") }
-                w.raw("{\"conversation\":"); w.string(c.conversation)
+            for j in d.conversations.indices {
+                let c = d.conversations[j]
+                w.raw(j == 0 ? "{\"conversation\":" : ",{\"conversation\":"); w.string(c.conversation)
                 w.raw(",\"messages\":[")
-                for (k, m) in c.messages.enumerated() {
-                    if k > 0 { w.raw(",") }
-                    w.raw("{\"content\":"); w.string(m.content)
+                for k in c.messages.indices {
+                    let m = c.messages[k]
+                    w.raw(k == 0 ? "{\"content\":" : ",{\"content\":"); w.string(m.content)
                     w.raw(",\"direction\":"); w.string(m.direction)
                     w.raw(",\"from\":"); w.string(m.from)
-                    w.raw(m.read ? ",\"read\":true" : ",\"read\":false")
-                    w.raw(",\"sentTime\":"); w.int(m.sentTime)
+                    w.raw(m.read ? ",\"read\":true,\"sentTime\":" : ",\"read\":false,\"sentTime\":"); w.int(m.sentTime)
                     w.raw(",\"status\":"); w.string(m.status)
                     w.raw(",\"type\":"); w.string(m.type)
                     if let uid = m.uid { w.raw(",\"uid\":"); w.string(uid) }
@@ -122,7 +125,7 @@ public struct Ledger: Codable, Sendable, Equatable {
         w.raw("],\"scenario\":"); w.string(scenario)
         w.raw(",\"seed\":"); w.uint(seed)
         w.raw("}")
-        return w.out
+        return w.finish()
     }
 
     public static func parse(_ data: Data) throws -> Ledger {
@@ -163,6 +166,15 @@ public struct Ledger: Codable, Sendable, Equatable {
     }
 }
 
+extension Ledger.MessageLedger {
+    /// `content` is `Digest64.hex(m.contentHash)`.
+    init(_ m: LedgerMessage, epoch: Int64, content: String) {
+        self.init(uid: m.messageUId, from: m.senderUserId, direction: m.direction == .send ? "out" : "in",
+                  type: m.objectName, sentTime: m.sentTime - epoch, status: m.sentStatus.description,
+                  read: m.receivedStatus.contains(.read), content: content)
+    }
+}
+
 /// Records the connection statuses each app was told (for the ledger).
 public final class LedgerStatusRecorder: WorldObserver {
     private var statuses: [[String]] = []
@@ -179,56 +191,161 @@ public final class LedgerStatusRecorder: WorldObserver {
 }
 
 /// A minimal JSON byte writer with `JSONEncoder`'s escaping (`"`, `\\`, control characters;
-/// `/` and non-ASCII left as they are).
-private struct JSONBytes {
-    var out: [UInt8] = []
+/// `/` and non-ASCII left as they are). It grows its own buffer: an Array's `append` costs ~90
+/// instructions a call, and a ledger makes ~25 calls a message.
+private struct JSONBytes: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The bytes written.
+    consuming func finish() -> [UInt8] {
+        Array(UnsafeBufferPointer(start: base, count: count))
+    }
 
     mutating func raw(_ s: StaticString) {
-        s.withUTF8Buffer { out.append(contentsOf: $0) }
+        write(UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
     mutating func int(_ v: Int64) {
-        if v < 0 { out.append(UInt8(ascii: "-")) }
+        if v < 0 { byte(UInt8(ascii: "-")) }
         uint(v.magnitude)
     }
 
     mutating func uint(_ v: UInt64) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
+        reserve(20)
+        var n = 1
+        var rest = v / 10
+        while rest > 0 { n += 1; rest /= 10 }
         var v = v
-        withUnsafeMutableBytes(of: &digits) { d in
-            repeat {
-                d[n] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-                n += 1
-            } while v > 0
-            while n > 0 {
-                n -= 1
-                out.append(d[n])
-            }
+        for i in stride(from: count + n - 1, through: count, by: -1) {
+            base[i] = UInt8(ascii: "0") + UInt8(v % 10)
+            v /= 10
         }
+        count += n
     }
 
     mutating func string(_ s: String) {
-        out.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(b)
-            case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(b)
-            case 0x0A: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
-            case 0x08: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "b"))
-            case 0x0C: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "f"))
-            case 0..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                        hex[Int(b >> 4)], hex[Int(b & 15)]])
-            default: out.append(b)
+        // The bytes borrowed where they are (every native string); a copy otherwise.
+        if s.utf8.withContiguousStorageIfAvailable({ quoted($0) }) != nil { return }
+        Array(s.utf8).withUnsafeBufferPointer { quoted($0) }
+    }
+
+    private mutating func quoted(_ bytes: UnsafeBufferPointer<UInt8>) {
+        // A short string is copied as it is checked, byte by byte (a call to memcpy costs more).
+        if bytes.count < 16 {
+            reserve(bytes.count + 2)
+            var p = base + count
+            p.pointee = UInt8(ascii: "\"")
+            for b in bytes {
+                if Self.needsEscape(b) { return quotedWithEscapes(bytes) }
+                p += 1
+                p.pointee = b
             }
+            (p + 1).pointee = UInt8(ascii: "\"")
+            count += bytes.count + 2
+            return
         }
-        out.append(UInt8(ascii: "\""))
+        quotedWithEscapes(bytes)
+    }
+
+    private mutating func quotedWithEscapes(_ bytes: UnsafeBufferPointer<UInt8>) {
+        byte(UInt8(ascii: "\""))
+        // The runs between escapes are copied whole (most strings are one run).
+        var run = 0
+        while let i = Self.firstEscape(in: bytes, from: run) {
+            write(UnsafeBufferPointer(rebasing: bytes[run..<i]))
+            escape(bytes[i])
+            run = i + 1
+        }
+        write(UnsafeBufferPointer(rebasing: bytes[run...]))
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// The first byte from `start` on that JSON escapes, looking at 8 bytes a step (the last
+    /// step overlapping the one before when the rest is shorter).
+    private static func firstEscape(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var i = start
+        if let base = bytes.baseAddress, bytes.count - start >= 8 {
+            let raw = UnsafeRawPointer(base)
+            func clean(_ at: Int) -> Bool {
+                !mayNeedEscape(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+            }
+            while i + 8 <= bytes.count, clean(i) { i += 8 }
+            if i == bytes.count || (i + 8 > bytes.count && clean(bytes.count - 8)) { return nil }
+        }
+        while i < bytes.count {
+            if needsEscape(bytes[i]) { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Whether a byte of `w` is below 0x20, `"` or `\\` (the classic "has a zero byte" tests;
+    /// exact for "some byte", the bytewise loop then finds which).
+    @inline(__always)
+    private static func mayNeedEscape(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quotes = w ^ 0x2222_2222_2222_2222, backslashes = w ^ 0x5C5C_5C5C_5C5C_5C5C
+        let below = (w &- 0x2020_2020_2020_2020) & ~w
+        let zeros = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+        return (below | zeros) & highs != 0
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ b: UInt8) -> Bool {
+        b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\")
+    }
+
+    private mutating func escape(_ b: UInt8) {
+        byte(UInt8(ascii: "\\"))
+        switch b {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte(b)
+        case 0x0A: byte(UInt8(ascii: "n"))
+        case 0x0D: byte(UInt8(ascii: "r"))
+        case 0x09: byte(UInt8(ascii: "t"))
+        case 0x08: byte(UInt8(ascii: "b"))
+        case 0x0C: byte(UInt8(ascii: "f"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            raw("u00")
+            byte(hex.utf8Start[Int(b >> 4)])
+            byte(hex.utf8Start[Int(b & 15)])
+        }
+    }
+
+    @inline(__always)
+    private mutating func byte(_ b: UInt8) {
+        reserve(1)
+        base[count] = b
+        count += 1
+    }
+
+    @inline(__always)
+    private mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let from = bytes.baseAddress else { return }
+        reserve(bytes.count)
+        (base + count).initialize(from: from, count: bytes.count)
+        count += bytes.count
+    }
+
+    @inline(__always)
+    private mutating func reserve(_ n: Int) {
+        if count + n > capacity { grow(to: count + n) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        capacity = max(needed, capacity * 2)
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        bigger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = bigger
     }
 }
