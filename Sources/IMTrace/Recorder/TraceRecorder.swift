@@ -261,8 +261,6 @@ public final class TraceRecorder: WorldObserver {
         guard level >= .outcomes else { return }
         let now = world.now
         var nextConnection = UInt64(world.connectionCount)
-        // Through the buffer: `switch effects[i]` copied every (large) effect out of the array first.
-        effects.withUnsafeBufferPointer { effects in
         for i in effects.indices {
             switch effects[i] {
             case .openConnection:
@@ -299,7 +297,6 @@ public final class TraceRecorder: WorldObserver {
                 append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
             }
         }
-        }
     }
 
     public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
@@ -318,7 +315,6 @@ public final class TraceRecorder: WorldObserver {
     public func world(_ world: World, serverEffects: [ServerEffect]) {
         guard level >= .outcomes else { return }
         let now = world.now
-        serverEffects.withUnsafeBufferPointer { serverEffects in
         for i in serverEffects.indices {
             switch serverEffects[i] {
             case .send(let c, let bytes, let frames):
@@ -341,7 +337,6 @@ public final class TraceRecorder: WorldObserver {
                 let r = ServerEventRecord(e)
                 append(kind: r.kind, level: .outcomes, at: now) { r.encode(into: &$0, epoch: epochMs) }
             }
-        }
         }
     }
 
