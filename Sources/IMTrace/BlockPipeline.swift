@@ -1,4 +1,3 @@
-import Foundation
 import SimKernel
 
 /// A finished block as the writer hands it over: its payload and what the index says of it.

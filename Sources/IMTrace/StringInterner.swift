@@ -25,7 +25,7 @@ public struct InternedString: Hashable, Sendable {
     @usableFromInline var slots: [UInt32] = Array(repeating: 0, count: 256)
     @usableFromInline var definedIn: [UInt32] = []
     @usableFromInline var generation: UInt32 = 1
-    /// Identity cache in front of the table (`cachedID`): most strings a recorder writes are the
+    /// Identity cache in front of the table (see `internID`): most strings a recorder writes are the
     /// same few thousand `String` values again and again (ids, topics, the uids of messages in
     /// flight), so their 16 bytes of representation find the id without hashing the text.
     @usableFromInline var cacheKeys = [CacheKey](repeating: CacheKey.empty, count: StringInterner.cacheSize)

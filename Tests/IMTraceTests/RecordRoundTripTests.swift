@@ -207,4 +207,28 @@ private struct Everything: Equatable {
         #expect(!interner.owns(h))
         #expect(interner.owns(interner.intern("something else")))
     }
+
+    /// The identity cache in front of the table: small and large strings, the same text in
+    /// fresh storage, a cache far smaller than the strings (evictions), and strings freed right
+    /// after interning so that the allocator hands their memory — and so their representation —
+    /// to the next ones. Every id must be the text's, as a plain dictionary numbers them.
+    @Test func identityCacheAlwaysAnswersTheTextsID() {
+        var interner = StringInterner()
+        var reference: [String: UInt32] = [:]
+        var rng = SplitMix64(seed: 11)
+        for i in 0..<200_000 {
+            let n = Int(rng.next() % 3000)
+            // 1/3 small (inline) strings, 2/3 large ones built afresh each time.
+            let text = i % 3 == 0 ? "u\(n % 500)" : String(repeating: "m", count: 16 + n % 7) + "-\(n)"
+            let fresh = String(decoding: Array(text.utf8), as: UTF8.self)
+            let expected = reference[text] ?? UInt32(reference.count)
+            reference[text] = expected
+            let got = interner.internID(fresh)
+            if got != expected {
+                Issue.record("string #\(i) \"\(text)\": id \(got), expected \(expected)")
+                return
+            }
+        }
+        #expect(interner.strings.count == reference.count)
+    }
 }
