@@ -8,8 +8,9 @@ struct BenchTrace: ParsableCommand {
         commandName: "trace",
         abstract: "Trace bytes/event, recording overhead, write and read throughput (default scenario mixed-1k).",
         discussion: """
-            Runs SCENARIO (no oracles) with and without a TraceRecorder in this process, a bare run \
-            then a recorded one, --repetitions times. Overhead = recorded / bare − 1 of each pair, \
+            Runs SCENARIO (no oracles) with and without a TraceRecorder in this process, --repetitions \
+            pairs of a bare and a recorded run back to back (every other pair recorded first; only \
+            a run's digest outlives it, so both start on the same heap). Overhead = recorded / bare − 1 of each pair, \
             reported as the median over the pairs (pairs cancel a host whose speed drifts) and as best \
             recorded over best bare, for wall time (what the user waits; the goal), the simulation \
             thread's CPU time, and the process's CPU time (all threads: the writer thread's \
@@ -115,39 +116,48 @@ struct BenchTrace: ParsableCommand {
             var bestBare = Double.infinity, bestRecorded = Double.infinity, bestBareCPU = Double.infinity
             var bestRecordedCPU = Double.infinity, bestRecordedProcess = Double.infinity
             var last: TraceWriteSummary?
-            for i in 0..<reps {
-                // A pair back to back, so drift in host speed hits both alike.
+            /// One timed run; only its digest and figures outlive it, so the other run of the pair
+            /// starts on the same heap (a world kept alive made the next run fault in fresh pages).
+            func timed(recording: Bool) throws -> (digest: UInt64, events: UInt64, simulated: String, wall: Double,
+                                                  thread: Double, process: Double, summary: TraceWriteSummary?) {
                 let c0 = CPUClock.threadSeconds(), p0 = CPUClock.processSeconds()
-                let (w0, t0) = try Stopwatch.time { () throws -> World in
+                let ((world, s), wall) = try Stopwatch.time { () throws -> (World, TraceWriteSummary?) in
                     let run = try ScenarioRun(scenario: sc, seed: runSeed)
-                    run.run(until: limit)
-                    return run.world
-                }
-                let bareThread = CPUClock.threadSeconds() - c0, bareProcess = CPUClock.processSeconds() - p0
-                let c1 = CPUClock.threadSeconds(), p1 = CPUClock.processSeconds()
-                let ((w1, s), t1) = try Stopwatch.time { () throws -> (World, TraceWriteSummary) in
-                    let run = try ScenarioRun(scenario: sc, seed: runSeed)
+                    guard recording else {
+                        run.run(until: limit)
+                        return (run.world, nil)
+                    }
                     let r = try TraceRecorder(path: path, scenario: sc, seed: runSeed, options: options)
                     r.attach(to: run)
                     let reason = run.run(until: limit)
                     return (run.world, try r.finish(stopReason: reason.description))
                 }
-                let recordedThread = CPUClock.threadSeconds() - c1, recordedProcess = CPUClock.processSeconds() - p1
-                guard w0.sim.digest == w1.sim.digest else { throw ValidationError("recording changed the run (digest differs)") }
-                bestBare = min(bestBare, t0)
-                bestBareCPU = min(bestBareCPU, bareThread)
-                bestRecorded = min(bestRecorded, t1)
-                bestRecordedCPU = min(bestRecordedCPU, recordedThread)
-                bestRecordedProcess = min(bestRecordedProcess, recordedProcess)
-                pairs.wall.append((t1 / t0 - 1) * 100)
-                pairs.thread.append((recordedThread / bareThread - 1) * 100)
-                pairs.process.append((recordedProcess / bareProcess - 1) * 100)
+                let thread = CPUClock.threadSeconds() - c0, process = CPUClock.processSeconds() - p0
+                return (world.sim.digest.value, world.sim.counters.eventsDispatched, world.now.description, wall, thread, process, s)
+            }
+            for i in 0..<reps {
+                // A pair back to back, so drift in host speed hits both alike; odd pairs run the
+                // recorded one first, so neither position's bias (heap, caches, turbo) favours one.
+                let recordedFirst = i % 2 == 1
+                let first = try timed(recording: recordedFirst)
+                let second = try timed(recording: !recordedFirst)
+                let (b, r) = recordedFirst ? (second, first) : (first, second)
+                guard b.digest == r.digest else { throw ValidationError("recording changed the run (digest differs)") }
+                bestBare = min(bestBare, b.wall)
+                bestBareCPU = min(bestBareCPU, b.thread)
+                bestRecorded = min(bestRecorded, r.wall)
+                bestRecordedCPU = min(bestRecordedCPU, r.thread)
+                bestRecordedProcess = min(bestRecordedProcess, r.process)
+                pairs.wall.append((r.wall / b.wall - 1) * 100)
+                pairs.thread.append((r.thread / b.thread - 1) * 100)
+                pairs.process.append((r.process / b.process - 1) * 100)
                 if !json {
-                    print("  pair \(i + 1)/\(reps): wall \(String(format: "%.2f", t0)) → \(String(format: "%.2f", t1)) s (\(String(format: "%+.1f", pairs.wall.last!))%)")
+                    print("  pair \(i + 1)/\(reps)\(recordedFirst ? " (recorded first)" : ""): wall \(String(format: "%.2f", b.wall)) → "
+                          + "\(String(format: "%.2f", r.wall)) s (\(String(format: "%+.1f", pairs.wall.last!))%)")
                 }
-                events = w1.sim.counters.eventsDispatched
-                simulated = w1.now.description
-                last = s
+                events = r.events
+                simulated = r.simulated
+                last = r.summary
             }
             summary = last!
             bare = bestBare
