@@ -155,7 +155,7 @@ public struct InternedString: Hashable, Sendable {
     }
 
     /// Bytes the definitions of `used` not yet in this block would take.
-    func pendingDefinitionBytes(_ used: ArraySlice<UInt32>) -> Int {
+    func pendingDefinitionBytes(_ used: UnsafeBufferPointer<UInt32>) -> Int {
         var n = 0
         for id in used where definedIn[Int(id)] != generation {
             let len = strings[Int(id)].utf8.count + Varint.length(UInt64(id))
@@ -166,7 +166,7 @@ public struct InternedString: Hashable, Sendable {
 
     /// Appends a string-definition meta record for each id of `used` not yet defined in this block.
     /// Meta record: `0x00 · type (1 = string definition) · length · id varint · UTF-8 bytes`.
-    mutating func emitDefinitions(_ used: ArraySlice<UInt32>, into out: ByteBuffer) {
+    mutating func emitDefinitions(_ used: UnsafeBufferPointer<UInt32>, into out: ByteBuffer) {
         for id in used where definedIn[Int(id)] != generation {
             definedIn[Int(id)] = generation
             var s = strings[Int(id)]

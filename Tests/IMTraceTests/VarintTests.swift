@@ -105,4 +105,29 @@ import SimKernel
         TimeCode.append(0, to: &zero)
         #expect(zero == [0])
     }
+
+    /// The block buffer's varint (inline 1–2 bytes, a loop-free path up to 8 bytes, the loop
+    /// beyond) and time code write the same bytes as the reference `[UInt8]` encoders, at every
+    /// length and at every fill of the buffer (a store near its end must grow it first).
+    @Test func blockBufferEncodingsMatchTheReference() {
+        var values: [UInt64] = Self.unsignedEdges
+        for bits in 0..<64 {
+            let p = UInt64(1) << UInt64(bits)
+            values += [p, p &- 1, p | 1, p | p >> 1 | 0x55]
+        }
+        var rng = SplitMix64(seed: 9)
+        for _ in 0..<2_000 { values.append(rng.next() >> (rng.next() % 64)) }
+        for fill in [0, 1, 5, 9, 15, 16] {
+            let buffer = ByteBuffer(capacity: 16)
+            var reference: [UInt8] = []
+            for _ in 0..<fill { buffer.append(0xEE); reference.append(0xEE) }
+            for v in values {
+                buffer.appendVarint(v)
+                reference.appendVarint(v)
+                buffer.appendTimeCode(Int64(bitPattern: v))
+                TimeCode.append(Int64(bitPattern: v), to: &reference)
+            }
+            #expect(Array(buffer.bytes) == reference, "fill \(fill)")
+        }
+    }
 }
