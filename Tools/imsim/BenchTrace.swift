@@ -136,7 +136,7 @@ struct BenchTrace: ParsableCommand {
                 return (world.sim.digest.value, world.sim.counters.eventsDispatched, world.now.description, wall, thread, process, s)
             }
             for i in 0..<reps {
-                // A pair back to back, so drift in host speed hits both alike; odd pairs run the
+                // A pair back to back, so drift in host speed hits both alike; every second pair runs the
                 // recorded one first, so neither position's bias (heap, caches, turbo) favours one.
                 let recordedFirst = i % 2 == 1
                 let first = try timed(recording: recordedFirst)
