@@ -33,6 +33,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Bug switches to turn on instead of the scenario's (B1,B6 …; \"none\" = all off).") var bugs: String?
 
     @Option(help: "Record the run into this trace file (.imtrace).") var trace: String?
+    @Option(help: "Write the simulated network traffic as a pcapng capture for Wireshark (Docs/look.md).") var pcap: String?
     @Flag(name: .customLong("keep-content"), help: "Store message content, KV values and wire bytes in the trace (default: length + hash).")
     var keepContent = false
     @Option(name: .customLong("trace-level"), help: "1 kernel events and world notes, 2 + callbacks, notes, server events, API calls, 3 + every core input and effect (default).")
@@ -115,6 +116,7 @@ struct RunCommand: ParsableCommand {
                 throw ExitCode(2)
             }
         }
+        let pcapRun = try RunPcap.attach(pcap, to: run, scenario: sc, seed: runSeed)
         let captureSet = try RunCaptures.attach(captures, to: run, source: "imsim run \(scenario) --seed \(runSeed)" + (until.map { " --until \($0)" } ?? ""))
         let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
         let report = run.report(wallSeconds: wall)
@@ -129,6 +131,10 @@ struct RunCommand: ParsableCommand {
                 FileHandle.standardError.write(Data("imsim: --trace \(trace): \(error)\n".utf8))
                 throw ExitCode(2)
             }
+        }
+        if let pcapRun {
+            let line = try pcapRun.finish(stopReason: report.stopReason)
+            traceLine = traceLine.map { $0 + "\n" + line } ?? line
         }
         if json {
             print(BenchFormat.json(report))

@@ -5,16 +5,24 @@ import IMSim
 struct TraceExportCommand: ParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case jsonl, perfetto, mermaid
+        case chromeJSON = "chrome-json"
+        case pcapng
     }
 
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a trace as JSONL (jq), Perfetto/Chrome trace JSON, or a Mermaid sequence diagram.",
+        abstract: "Export a trace as JSONL (jq), a Perfetto trace, Chrome trace JSON, pcapng (Wireshark) or a Mermaid sequence diagram.",
         discussion: """
             jsonl: one JSON object per record ({"record","event","ns","time","kind","actor", …fields}).
-            perfetto: open the file in https://ui.perfetto.dev (or chrome://tracing): a track per \
-            device, the server, each connection; a flow arrow per message and recipient (send → \
-            accept → fan-out → delivery → store → notify).
+            perfetto: a Perfetto TrackEvent protobuf trace (.perfetto-trace) for https://ui.perfetto.dev \
+            or trace_processor: a track per device, connection and the server; state slices \
+            (connected, reconnect wait, pulling); every record as an instant; a flow per message from \
+            its send to every store; counters (unread per device, bytes in flight per connection).
+            chrome-json: the legacy Chrome trace-event JSON (chrome://tracing; Perfetto reads it best-effort): \
+            a flow arrow per message and recipient (send → accept → fan-out → delivery → store → notify).
+            pcapng: the simulated traffic for Wireshark/tshark (Ethernet/IPv4/TCP per connection, \
+            virtual-time stamps; needs a trace recorded with --keep-content; or use `imsim run --pcap`). \
+            Decode RMTP in it with Tools/wireshark/rmtp.lua (Docs/look.md). Filters do not apply.
             mermaid: a sequenceDiagram of a time window (use --from/--to), at most --max-lines lines.
             With --out the file appears only when complete (written to FILE.partial, then renamed).
             The filters of `imsim trace show` apply.
@@ -22,7 +30,7 @@ struct TraceExportCommand: ParsableCommand {
     )
 
     @Argument(help: "Trace file (.imtrace).") var file: String
-    @Option(help: "jsonl, perfetto or mermaid.") var format: Format
+    @Option(help: "jsonl, perfetto, chrome-json, pcapng or mermaid.") var format: Format
     @Option(help: "Output file (default: standard output).") var out: String?
     @OptionGroup var filters: TraceFilterOptions
     @Option(help: "Mermaid: most diagram lines.") var maxLines = TraceExportMermaid.defaultMaxLines
@@ -46,9 +54,16 @@ struct TraceExportCommand: ParsableCommand {
                 case .jsonl:
                     let n = try TraceExportJSONL.run(reader, filter: &state, to: output)
                     summary = "\(n) records"
-                case .perfetto:
+                case .chromeJSON:
                     let r = try TraceExportPerfetto.run(open: open, filter: filter, to: output)
                     summary = "\(r.slices) slices, \(r.flows) flow events"
+                case .perfetto:
+                    let r = try TraceExportPerfettoProto.run(open: open, filter: filter, to: output)
+                    summary = "\(r.packets) packets: \(r.instants) instants, \(r.slices) state slices, \(r.counters) counter values, \(r.flows) flow steps"
+                case .pcapng:
+                    guard out != nil else { throw TraceViewError.usage("pcapng is binary: give --out FILE.pcapng") }
+                    let r = try TraceExportPcapng.run(reader, to: output)
+                    summary = "\(r.packets) packets, \(r.connections) TCP connections, \(r.bytesToServer) bytes to the server, \(r.bytesToDevices) to devices, \(r.bytesLost) never delivered"
                 case .mermaid:
                     let r = try TraceExportMermaid.run(reader, filter: &state, maxLines: maxLines, to: output)
                     summary = "\(r.written) lines" + (r.omitted > 0 ? ", \(r.omitted) events left out (truncated)" : "")

@@ -39,6 +39,13 @@ public final class TextOutput {
         if buffer.count >= 1 << 20 { try? flush() }
     }
 
+    /// Binary output (pcapng, protobuf exports).
+    public func write(bytes b: [UInt8]) {
+        buffer.append(contentsOf: b)
+        byteCount += b.count
+        if buffer.count >= 1 << 20 { try? flush() }
+    }
+
     public func writeLine(_ s: String) {
         write(s)
         write("\n")
