@@ -222,7 +222,9 @@ public enum TraceExportPerfettoProto {
             for field in e.event.fields(names) where field.value != .null {
                 ann.append((field.name, field.value.text(epochMs: r.epochMs)))
             }
-            w.event(ns: ns, track: t, type: 3, name: labels.label(e.event, names: names),
+            var label = labels.label(e.event, names: names)
+            if case .callback(_, .messageInserted) = e.event, let uid { label = "send \(uid)" }
+            w.event(ns: ns, track: t, type: 3, name: label,
                     category: String(e.event.kindName.prefix { $0 != "." }), flowIds: flowIds, terminating: terminating, annotations: ann)
             s.packets += 1
             s.instants += 1
