@@ -63,9 +63,21 @@ func imsim(_ args: [String]) throws -> CLIResult {
         #expect(obj?["scenario"] as? String == "quickstart")
         #expect(ledger.err.contains("stopped before the end"))
 
-        let export = try imsim(["trace", "export", a, "--format", "perfetto", "--out", json])
+        let export = try imsim(["trace", "export", a, "--format", "chrome-json", "--out", json])
         #expect(export.status == 0, "\(export.err)")
         #expect((try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])?["traceEvents"] != nil)
+        // --format perfetto: TrackEvent protobuf, a sequence of Trace.packet (field 1, length-delimited).
+        let proto = json + ".perfetto-trace"
+        defer { try? FileManager.default.removeItem(atPath: proto) }
+        let p = try imsim(["trace", "export", a, "--format", "perfetto", "--out", proto])
+        #expect(p.status == 0, "\(p.err)")
+        #expect((try Data(contentsOf: URL(fileURLWithPath: proto))).first == 0x0A)
+        // pcapng needs the wire bytes (--keep-content): a clear error, no file.
+        let pcap = json + ".pcapng"
+        let c = try imsim(["trace", "export", a, "--format", "pcapng", "--out", pcap])
+        #expect(c.status == 2)
+        #expect(c.err.contains("--keep-content"))
+        #expect(!FileManager.default.fileExists(atPath: pcap))
     }
 
     @Test func anUnfinishedTraceNeedsSalvageAndHasNoLedger() throws {

@@ -361,3 +361,30 @@ struct PerfettoProtoTests {
         #expect(text.contains("not at a store"))
     }
 }
+
+/// `imsim run --pcap` end to end (no outside tool needed): the capture appears complete, is the
+/// same bytes as exporting a --keep-content trace of the same run, and leaves no private trace.
+@Suite(.serialized) struct RunPcapCLITests {
+    @Test func runPcapEqualsTheExportOfTheSameRun() throws {
+        let dir = LookTools.tempPath("cli")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try imsim(["run", "quickstart", "--seed", "2", "--until", "90s", "--pcap", dir + "/a.pcapng",
+                           "--trace", dir + "/a.imtrace", "--keep-content"])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("pcap \(dir)/a.pcapng: "))
+        let e = try imsim(["trace", "export", dir + "/a.imtrace", "--format", "pcapng", "--out", dir + "/b.pcapng"])
+        #expect(e.status == 0, "\(e.err)")
+        let a = try Data(contentsOf: URL(fileURLWithPath: dir + "/a.pcapng"))
+        let b = try Data(contentsOf: URL(fileURLWithPath: dir + "/b.pcapng"))
+        #expect(a.count > 10_000)
+        #expect(Array(a.prefix(4)) == [0x0A, 0x0D, 0x0D, 0x0A])
+        #expect(a == b)
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(left == ["a.imtrace", "a.pcapng", "b.pcapng"])
+        // Filters would cut connections in half: refused with a reason.
+        let f = try imsim(["trace", "export", dir + "/a.imtrace", "--format", "pcapng", "--out", dir + "/c.pcapng", "--device", "alice-phone"])
+        #expect(f.status == 2)
+        #expect(f.err.contains("filters do not apply"))
+    }
+}

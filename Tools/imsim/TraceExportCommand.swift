@@ -62,6 +62,9 @@ struct TraceExportCommand: ParsableCommand {
                     summary = "\(r.packets) packets: \(r.instants) instants, \(r.slices) state slices, \(r.counters) counter values, \(r.flows) flow steps"
                 case .pcapng:
                     guard out != nil else { throw TraceViewError.usage("pcapng is binary: give --out FILE.pcapng") }
+                    guard filter.isTimeOnly, filter.from == nil, filter.to == nil else {
+                        throw TraceViewError.usage("the filters do not apply to pcapng (a capture needs whole connections); filter in Wireshark instead")
+                    }
                     let r = try TraceExportPcapng.run(reader, to: output)
                     summary = "\(r.packets) packets, \(r.connections) TCP connections, \(r.bytesToServer) bytes to the server, \(r.bytesToDevices) to devices, \(r.bytesLost) never delivered"
                 case .mermaid:
