@@ -1,4 +1,5 @@
 import IMServer
+import IMTrace
 import IMWire
 import NIOCore
 import NIOPosix
@@ -16,6 +17,9 @@ public struct RuntimeServerOptions: Sendable {
     public var users: [String] = []
     /// JSONL file of server events (`{"t": ms, "event": "…"}` per line), or nil.
     public var eventsPath: String?
+    /// A pcapng capture of every connection's traffic as the server read and wrote it
+    /// (Docs/look.md), or nil. Written to PATH.partial, renamed at shutdown.
+    public var pcapPath: String?
     /// A line per event for a human (the CLI prints it), or nil.
     public var log: (@Sendable (String) -> Void)?
 
@@ -113,6 +117,7 @@ final class ServerHost {
     var nextConnection: UInt64 = 1
     var stats = RuntimeServerStats()
     let events: LineLog?
+    let pcap: PcapngCapture?
     let printer: (@Sendable (String) -> Void)?
     private var feeding = false
     private var queue: [ServerInput] = []
@@ -125,6 +130,7 @@ final class ServerHost {
         self.loop = loop
         timers = TimerTable(loop: loop)
         events = try options.eventsPath.map { try LineLog(path: $0) }
+        pcap = try options.pcapPath.map { try PcapngCapture(path: $0, comment: "imsim serve (real traffic, server side)") }
         printer = options.log
     }
 
@@ -137,6 +143,9 @@ final class ServerHost {
         let id = ConnectionID(nextConnection)
         nextConnection += 1
         channels[id] = channel
+        if let pcap {
+            pcap.opened(id, client: Self.endpoint(channel.remoteAddress), server: Self.endpoint(channel.localAddress), ns: WallClock.osEpochNs())
+        }
         stats.connectionsAccepted += 1
         stats.connectionsOpen = channels.count
         feed(.connectionAccepted(id))
@@ -146,6 +155,7 @@ final class ServerHost {
     func received(_ bytes: [UInt8], on id: ConnectionID) {
         guard channels[id] != nil else { return }
         stats.bytesIn += bytes.count
+        pcap?.data(id, toServer: true, bytes, ns: WallClock.osEpochNs())
         feed(.bytes(id, bytes))
     }
 
@@ -153,6 +163,7 @@ final class ServerHost {
     func closed(_ id: ConnectionID, reason: TransportCloseReason) {
         guard channels.removeValue(forKey: id) != nil else { return }
         stats.connectionsOpen = channels.count
+        pcap?.closed(id, byServer: false, reset: reason == .reset, ns: WallClock.osEpochNs())
         feed(.connectionClosed(id, reason))
     }
 
@@ -180,10 +191,12 @@ final class ServerHost {
             case .send(let id, let bytes, _):
                 guard let channel = channels[id] else { continue }
                 stats.bytesOut += bytes.count
+                pcap?.data(id, toServer: false, bytes, ns: WallClock.osEpochNs())
                 channel.writeAndFlush(channel.allocator.buffer(bytes: bytes), promise: nil)
             case .close(let id):
                 guard let channel = channels.removeValue(forKey: id) else { continue }
                 stats.connectionsOpen = channels.count
+                pcap?.closed(id, byServer: true, reset: false, ns: WallClock.osEpochNs())
                 TransportErrors.flushAndClose(channel)
             case .setTimer(let timer, let after):
                 timers.set(timer, after: after) { [unowned self] t in
@@ -211,9 +224,24 @@ final class ServerHost {
         guard !stopped else { return }
         stopped = true
         timers.cancelAll()
-        for id in channels.keys.sorted() { channels[id]!.close(promise: nil) }
+        for id in channels.keys.sorted() {
+            pcap?.closed(id, byServer: true, reset: false, ns: WallClock.osEpochNs())
+            channels[id]!.close(promise: nil)
+        }
         channels = [:]
         events?.close()
+        do { try pcap?.finish() } catch { log("pcap: \(error)") }
+    }
+}
+
+extension ServerHost {
+    /// An IPv4 endpoint for the capture (other families show as 127.0.0.1).
+    static func endpoint(_ a: SocketAddress?) -> PcapngCapture.Endpoint {
+        var bytes: [UInt8] = []
+        if let ip = a?.ipAddress, case .v4 = a {
+            bytes = ip.split(separator: ".").compactMap { UInt8($0) }
+        }
+        return PcapngCapture.Endpoint(address: bytes, port: UInt16(truncatingIfNeeded: a?.port ?? 0))
     }
 }
 

@@ -31,6 +31,13 @@ public struct WallClock {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
+    /// The OS wall clock in epoch ns (CLOCK_REALTIME): packet timestamps of `serve --pcap`.
+    public static func osEpochNs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
     /// A monotonic reading in ns (CLOCK_MONOTONIC), for latency measurement.
     public static func monotonicNs() -> Int64 {
         var ts = timespec()

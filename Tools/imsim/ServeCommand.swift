@@ -21,6 +21,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Also create users <prefix>0001…<prefix>N (the loadgen's users).") var generateUsers = 0
     @Option(help: "Prefix of generated users.") var userPrefix = "u"
     @Option(help: "Write server events as JSONL to this file.") var events: String?
+    @Option(help: "Write the connections' traffic as a pcapng capture (open with Tools/wireshark/rmtp.lua; written at stop).") var pcap: String?
     @Option(help: "Sends per second per connection (the spec's 5; 0 = unlimited, e.g. for loadgen).") var rateLimit = 5
     @Option(help: "Delivery of new messages: direct (s_msg) or notify (s_ntf + pull).") var delivery = "direct"
     @Option(help: "Server bug switches, e.g. B2,B12.") var bugs: String?
@@ -42,6 +43,7 @@ struct ServeCommand: ParsableCommand {
         if generateUsers > 0 { o.users += (1...generateUsers).map { LoadOptions.userId($0, prefix: userPrefix) } }
         if o.users.isEmpty { o.users = ["alice", "bob", "carol", "dave"] }
         o.eventsPath = events
+        o.pcapPath = pcap
         o.config.rateLimitPerSecond = rateLimit
         o.config.delivery = delivery == "notify" ? .notify : .direct
         o.config.bugs = ServerBugs(try RuntimeCLI.bugs(bugs, side: .server, option: "--bugs"))
