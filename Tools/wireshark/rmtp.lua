@@ -368,6 +368,10 @@ local function stream_pdu(tvb, pinfo, tree)
     local ckitem = t:add(f.checksum, tvb(1, 1))
     local expect, len, mul, i = hdr, 0, 1, 0
     while true do
+        if 2 + i >= tvb:len() then
+            t:add_proto_expert_info(e_malformed, "remaining length runs past the data")
+            return tvb:len()
+        end
         local b = tvb(2 + i, 1):uint()
         expect = bit32.bxor(expect, b)
         len = len + (b % 128) * mul
