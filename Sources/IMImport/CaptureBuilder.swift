@@ -61,6 +61,14 @@ public final class CaptureBuilder {
     private var conn = 0
     private var connOpen = false
     private var pingOutstanding = false
+    /// Received chunks not fed yet: a packet on the wire is not yet a read by the client. They are
+    /// fed when a client frame needs them, before any other event, and at the end; a timer or app
+    /// call inferred from a frame goes before the chunks that arrived within `reorderWindowMs` of
+    /// it (the wire order of a read and a write racing on the two sides of a socket does not say
+    /// which one the SDK handled first; a chunk that makes the client answer is fed when the answer
+    /// shows up). A chunk fed after a later call is recorded at the call's time (`t` never goes back).
+    private var pendingIn: [(t: Int64, bytes: [UInt8], c: ObservedConnection)] = []
+    public static let reorderWindowMs: Int64 = 50
     private var line = 1
 
     /// Identity: CONNECT / URL fields first, then the overrides; missing values are errors.
@@ -115,11 +123,12 @@ public final class CaptureBuilder {
     /// Builds the capture and finishes the sink (the file appears only if everything worked).
     public func run() throws(ImportError) -> ImportReport {
         let t0 = traffic.connections.first?.events.first?.t ?? 0
-        add(.app(.start), t0, inferred: "the capture starts here; the app is assumed to start with it")
+        record(.app(.start), t0, inferred: "the capture starts here; the app is assumed to start with it")
         for (i, c) in traffic.connections.enumerated() {
             conn = 0
             connOpen = false
             for e in c.events { handle(e, c, index: i) }
+            flushIn()
             if connOpen {
                 report.notes.append("\(c.label): still open when the capture ends")
             }
@@ -135,6 +144,10 @@ public final class CaptureBuilder {
     // MARK: - Events
 
     private func handle(_ e: ObservedEvent, _ c: ObservedConnection, index: Int) {
+        switch e {
+        case .in, .out: break
+        default: flushIn()
+        }
         switch e {
         case .connect(let t):
             if expectedOpens == 0 {
@@ -158,7 +171,7 @@ public final class CaptureBuilder {
             }
             connCounter += 1
             conn = connCounter
-            recorder.record(.open(conn: conn), at: t)
+            record(.open(conn: conn), t)
             connOpen = true
             capturedOut = StreamDecoder(direction: .clientToServer, maxFrameSize: config.maxFrameSize, obfuscated: config.obfuscatedStream)
             capturedIn = StreamDecoder(direction: .serverToClient, maxFrameSize: config.maxFrameSize, obfuscated: config.obfuscatedStream)
@@ -175,27 +188,14 @@ public final class CaptureBuilder {
                 report.notes.append("t=\(t) \(c.label): \(bytes.count) bytes arrived after the client closed (not fed)")
                 return
             }
-            let frames = inboundFrames(bytes, t: t, c)
-            for f in frames {
-                if case .pingResp = f { pingOutstanding = false }
-            }
-            report.framesIn += frames.count
-            let streamBytes: [UInt8]
-            if traffic.framing == .message {
-                var b: [UInt8] = []
-                for f in frames { try? StreamFraming.encode(f, direction: .serverToClient, obfuscated: false, into: &b) }
-                streamBytes = b
-            } else {
-                streamBytes = bytes
-            }
-            feed(.transport(.bytes(streamBytes)), t, record: .bytesIn(conn: conn, bytes: bytes))
+            pendingIn.append((t, bytes, c))
         case .out(let t, let bytes):
             guard connOpen else {
                 report.notes.append("t=\(t) \(c.label): the client wrote \(bytes.count) bytes after it closed")
                 return
             }
             for f in outboundFrames(bytes, t: t, c) { explain(f, t, c) }
-            recorder.record(.bytesOut(conn: conn, bytes: bytes), at: t)
+            record(.bytesOut(conn: conn, bytes: bytes), t)
         case .clientClosed(let t):
             guard connOpen else { return }
             if !expectedClose {
@@ -213,22 +213,60 @@ public final class CaptureBuilder {
             } else {
                 report.notInferred.append("t=\(t) \(c.label): the client closed; the shadow core did not")
             }
-            recorder.record(.close(conn: conn), at: t)
+            record(.close(conn: conn), t)
             connOpen = false
         case .serverClosed(let t, let reset):
             guard connOpen else { return }
-            feed(.transport(.closed(reset ? .reset : .closedByPeer)), t)
+            if expectedClose {
+                // The core already asked to close (a DISCONNECT, a refused CONNACK): its close is
+                // what the client did; the peer's FIN crossed it.
+                expectedClose = false
+                record(.close(conn: conn), t)
+            } else {
+                feed(.transport(.closed(reset ? .reset : .closedByPeer)), t)
+            }
             connOpen = false
-            expectedClose = false
         }
+    }
+
+    /// Feeds the pending received chunks (all, or those that arrived before `before`).
+    private func flushIn(before: Int64? = nil) {
+        while let first = pendingIn.first, before.map({ first.t < $0 }) ?? true {
+            pendingIn.removeFirst()
+            feedIn(first.t, first.bytes, first.c)
+        }
+    }
+
+    private func feedIn(_ t: Int64, _ bytes: [UInt8], _ c: ObservedConnection) {
+        let frames = inboundFrames(bytes, t: t, c)
+        for f in frames {
+            if case .pingResp = f { pingOutstanding = false }
+        }
+        report.framesIn += frames.count
+        let streamBytes: [UInt8]
+        if traffic.framing == .message {
+            var b: [UInt8] = []
+            for f in frames { try? StreamFraming.encode(f, direction: .serverToClient, obfuscated: false, into: &b) }
+            streamBytes = b
+        } else {
+            streamBytes = bytes
+        }
+        feed(.transport(.bytes(streamBytes)), t, record: .bytesIn(conn: conn, bytes: bytes))
+    }
+
+    private var lastRecordedT: Int64 = .min
+    private func record(_ e: CaptureEvent, _ t: Int64, inferred: String? = nil) {
+        lastRecordedT = max(lastRecordedT, t)
+        recorder.record(e, at: lastRecordedT, inferred: inferred)
     }
 
     private var connCounter = 0
 
     /// Feeds the shadow core and records the input (and the shadow's expectations).
-    private func feed(_ input: ClientInput, _ t: Int64, inferred: String? = nil, record: CaptureEvent? = nil) {
+    private func feed(_ input: ClientInput, _ time: Int64, inferred: String? = nil, record given: CaptureEvent? = nil) {
+        let t = max(time, lastRecordedT)
         let event: CaptureEvent
-        if let record { event = record } else {
+        if let given { event = given } else {
             switch input {
             case .api(let call): event = .api(call)
             case .transport(.opened): event = .opened(conn: conn)
@@ -239,7 +277,7 @@ public final class CaptureBuilder {
             case .networkChanged(let a): event = .network(available: a)
             }
         }
-        recorder.record(event, at: t, inferred: inferred)
+        record(event, t, inferred: inferred)
         if let inferred { report.inferred.append("t=\(t) \(RecordTextShim.describe(event)) — \(inferred)") }
         let effects = core.handle(input, now: DeviceTime(milliseconds: t))
         if case .transport(.closed) = input { expectedFrames = [] }
@@ -258,10 +296,6 @@ public final class CaptureBuilder {
         }
     }
 
-    private func add(_ e: CaptureEvent, _ t: Int64, inferred: String?) {
-        recorder.record(e, at: t, inferred: inferred)
-        if case .app(.start) = e { return }
-    }
 
     // MARK: - Frames
 
@@ -299,13 +333,20 @@ public final class CaptureBuilder {
         if case .pingReq = f { pingOutstanding = true }
         if consumeExpected(f) { return }
         if let (input, basis) = infer(f, c) {
+            // Chunks that arrived well before the frame were read first; the call may have
+            // raced the most recent ones.
+            flushIn(before: t - Self.reorderWindowMs)
             feed(input, t, inferred: basis)
+            if consumeExpected(f) { return }
+            flushIn()
             if consumeExpected(f) { return }
             let got = expectedFrames.first.map { FrameText.headerLine($0, direction: .clientToServer) } ?? "nothing"
             report.notInferred.append("t=\(t) \(FrameText.headerLine(f, direction: .clientToServer)): the inferred input made the shadow core send \(got)")
             return
         }
-        // A message framing capture has no CONNECT on the wire (the URL carries it): nothing to explain.
+        // Perhaps the answer to a chunk not fed yet.
+        flushIn()
+        if consumeExpected(f) { return }
         report.notInferred.append("t=\(t) \(FrameText.headerLine(f, direction: .clientToServer))")
     }
 
@@ -328,6 +369,12 @@ public final class CaptureBuilder {
                   let up = try? p.decodeBody(RMTPUpStreamMessage.self) else { return nil }
             let conv = ConversationKey(type, p.targetId)
             let content = String(decoding: up.contentBytes, as: UTF8.self)
+            if up.classname == ReadNotificationContent.objectName, type == .privateChat,
+               let time = (try? JSONValue.parse(content))?["lastMessageSendTime"]?.int64Value {
+                return (.api(.sendReadReceipt(conversation: conv, lastMessageSentTime: time)),
+                        "PUBLISH \(topic) #\(p.messageId) RC:ReadNtf to \(conv): a read receipt up to \(time)")
+            }
+            if up.classname == "RC:RcCmd" { return nil }   // recall: the local messageId is not on the wire
             let mentioned = UpStreamFlags(rawValue: up.sessionID).contains(.mentioned)
             return (.api(.send(conversation: conv, objectName: up.classname, content: content,
                                pushText: up.hasPushText ? up.pushText : nil, mentioned: mentioned)),
