@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "IMTraceTests", dependencies: ["IMTrace"]),
         .testTarget(name: "IMReplayTests", dependencies: ["IMReplay"]),
         .testTarget(name: "IMRuntimeTests", dependencies: ["IMRuntime", "IMReplay", "IMWorld"]),
-        .testTarget(name: "IMImportTests", dependencies: ["IMImport", "IMReplay", "IMRuntime", "IMWire"]),
+        .testTarget(name: "IMImportTests", dependencies: ["IMImport", "IMReplay", "IMRuntime", "IMWire", "IMClient", "IMServer", "IMStore", "SimKernel", nioCore, nioPosix]),
         .testTarget(name: "EndToEndTests", dependencies: ["IMSim", propertyBased]),
     ]
 )
