@@ -150,10 +150,10 @@ struct TsharkStream: Equatable {
 }
 
 func tsharkStreams(_ file: String) throws -> [TsharkStream] {
-    let count = try runTool("tshark", ["-r", file, "-T", "fields", "-e", "tcp.stream"])
+    let count = try runTool("tshark", ["-n", "-r", file, "-T", "fields", "-e", "tcp.stream"])
         .split(separator: "\n").compactMap { Int($0) }.max().map { $0 + 1 } ?? 0
     guard count > 0 else { return [] }
-    var args = ["-r", file, "-q"]
+    var args = ["-n", "-r", file, "-q"]
     for n in 0..<count { args += ["-z", "follow,tcp,raw,\(n)"] }
     let text = try runTool("tshark", args)
     var out: [TsharkStream] = []
