@@ -144,6 +144,7 @@ public final class CaptureBuilder {
     // MARK: - Events
 
     private func handle(_ e: ObservedEvent, _ c: ObservedConnection, index: Int) {
+        guard stoppedAt == nil else { return }
         switch e {
         case .in, .out: break
         default: flushIn()
@@ -194,7 +195,8 @@ public final class CaptureBuilder {
                 report.notes.append("t=\(t) \(c.label): the client wrote \(bytes.count) bytes after it closed")
                 return
             }
-            for f in outboundFrames(bytes, t: t, c) { explain(f, t, c) }
+            guard let frames = outboundFrames(bytes, t: t, c) else { return }
+            for f in frames { explain(f, t, c) }
             record(.bytesOut(conn: conn, bytes: bytes), t)
         case .clientClosed(let t):
             guard connOpen else { return }
@@ -231,14 +233,14 @@ public final class CaptureBuilder {
 
     /// Feeds the pending received chunks (all, or those that arrived before `before`).
     private func flushIn(before: Int64? = nil) {
-        while let first = pendingIn.first, before.map({ first.t < $0 }) ?? true {
+        while stoppedAt == nil, let first = pendingIn.first, before.map({ first.t < $0 }) ?? true {
             pendingIn.removeFirst()
             feedIn(first.t, first.bytes, first.c)
         }
     }
 
     private func feedIn(_ t: Int64, _ bytes: [UInt8], _ c: ObservedConnection) {
-        let frames = inboundFrames(bytes, t: t, c)
+        guard let frames = inboundFrames(bytes, t: t, c) else { return }
         for f in frames {
             if case .pingResp = f { pingOutstanding = false }
         }
@@ -261,6 +263,16 @@ public final class CaptureBuilder {
     }
 
     private var connCounter = 0
+    /// Set when bytes stop decoding: the capture ends before them (a strict reader refuses
+    /// frames that do not decode, and nothing after them can be placed).
+    private var stoppedAt: String?
+
+    private func stop(_ why: String) {
+        guard stoppedAt == nil else { return }
+        stoppedAt = why
+        pendingIn = []
+        report.notes.append("the import stops here: \(why)")
+    }
 
     /// Feeds the shadow core and records the input (and the shadow's expectations).
     private func feed(_ input: ClientInput, _ time: Int64, inferred: String? = nil, record given: CaptureEvent? = nil) {
@@ -299,27 +311,33 @@ public final class CaptureBuilder {
 
     // MARK: - Frames
 
-    private func inboundFrames(_ bytes: [UInt8], t: Int64, _ c: ObservedConnection) -> [Frame] {
+    private func inboundFrames(_ bytes: [UInt8], t: Int64, _ c: ObservedConnection) -> [Frame]? {
         do {
             switch traffic.framing {
-            case .stream: return try capturedIn.feed(bytes)
+            case .stream:
+                let frames = try capturedIn.feed(bytes)
+                if let f = capturedIn.failure { throw f }
+                return frames
             case .message: return [try MessageFraming.decode(bytes, direction: .serverToClient)]
             }
         } catch {
-            report.notes.append("t=\(t) \(c.label): server bytes do not decode: \(error)")
-            return []
+            stop("t=\(t) \(c.label): the server's bytes do not decode (\(error))")
+            return nil
         }
     }
 
-    private func outboundFrames(_ bytes: [UInt8], t: Int64, _ c: ObservedConnection) -> [Frame] {
+    private func outboundFrames(_ bytes: [UInt8], t: Int64, _ c: ObservedConnection) -> [Frame]? {
         do {
             switch traffic.framing {
-            case .stream: return try capturedOut.feed(bytes)
+            case .stream:
+                let frames = try capturedOut.feed(bytes)
+                if let f = capturedOut.failure { throw f }
+                return frames
             case .message: return [try MessageFraming.decode(bytes, direction: .clientToServer)]
             }
         } catch {
-            report.notes.append("t=\(t) \(c.label): client bytes do not decode: \(error)")
-            return []
+            stop("t=\(t) \(c.label): the client's bytes do not decode (\(error))")
+            return nil
         }
     }
 

@@ -90,7 +90,12 @@ public final class PcapReader {
             let hdr = header!.pointee
             let caplen = Int(hdr.caplen)
             let bytes = caplen > 0 && data != nil ? Array(UnsafeBufferPointer(start: data, count: caplen)) : []
-            let micros = Int64(hdr.ts.tv_sec) * 1_000_000 + Int64(hdr.ts.tv_usec)
+            // pcapng stamps are 64-bit: a damaged one can exceed what microseconds since 1970 hold.
+            let (secMicros, o1) = Int64(hdr.ts.tv_sec).multipliedReportingOverflow(by: 1_000_000)
+            let (micros, o2) = secMicros.addingReportingOverflow(Int64(hdr.ts.tv_usec))
+            guard !o1, !o2, micros >= 0, micros < 1 << 52 else {
+                throw ImportError(.badFile, "packet \(packetCount): timestamp \(hdr.ts.tv_sec) s is out of range (a damaged file?)")
+            }
             return PcapPacket(number: packetCount, micros: micros, wireLength: Int(hdr.len), data: bytes)
         case -2:
             return nil
