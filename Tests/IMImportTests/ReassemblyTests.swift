@@ -124,3 +124,34 @@ struct ReassemblyTests {
         }
     }
 }
+
+@Suite("import fuzzing")
+struct ImportFuzzTests {
+    @Test("a short deterministic fuzz run of each reader: no violation, every error typed", arguments: ImportFuzz.Target.allCases)
+    func shortFuzz(target: ImportFuzz.Target) {
+        let s = ImportFuzz.run(target, seed: 7, iterations: 1500, buildEvery: 4)
+        #expect(s.violations == 0, "\(s.firstViolation ?? "")")
+        #expect(s.imported > 0)
+        #expect(s.capturesBuilt > 0)
+        #expect(s.errors["other"] == nil)
+    }
+
+    @Test("the seed corpus imports cleanly: pcap, pcapng and HAR")
+    func corpusImports() throws {
+        for target in ImportFuzz.Target.allCases {
+            for input in ImportFuzz.corpus(target) {
+                let traffic: ObservedTraffic
+                if target == .pcap {
+                    var importer = PcapImporter()
+                    traffic = try importer.read(try PcapReader(bytes: input), source: "corpus")
+                } else {
+                    traffic = try HARImporter().read(bytes: input, source: "corpus")
+                }
+                // (The seed is a minimal exchange, not what a client core sends: only the reading matters here.)
+                let (capture, report) = try Importer.build(traffic, overrides: IdentityOverrides())
+                #expect(report.inferred.first?.contains("connect") == true)
+                #expect(try CaptureReader(bytes: capture).readAll().count > 4)
+            }
+        }
+    }
+}
