@@ -40,7 +40,10 @@ public enum ImportFuzz {
         let seeds = corpus(target)
         for i in first..<(first + iterations) {
             var rng = SplitMix(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(i))
-            let input = mutate(seeds[Int(rng.next() % UInt64(seeds.count))], &rng)
+            let base = seeds[Int(rng.next() % UInt64(seeds.count))]
+            // Byte mutations mostly break HAR's JSON: half of the HAR inputs change only letters and
+            // digits (base64 payloads, times, names) so the WebSocket and RMTP layers get exercised.
+            let input = target == .har && rng.next() & 1 == 0 ? mutateText(base, &rng) : mutate(base, &rng)
             stats.inputs += 1
             stats.inputBytes += input.count
             do {
@@ -93,6 +96,18 @@ public enum ImportFuzz {
             return z ^ (z >> 31)
         }
         mutating func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
+    }
+
+    static func mutateText(_ seed: [UInt8], _ rng: inout SplitMix) -> [UInt8] {
+        var b = seed
+        let alnum = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        for _ in 0..<(1 + rng.int(6)) {
+            let at = rng.int(b.count)
+            let c = b[at]
+            let isAlnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+            if isAlnum { b[at] = alnum[rng.int(alnum.count)] }
+        }
+        return b
     }
 
     static func mutate(_ seed: [UInt8], _ rng: inout SplitMix) -> [UInt8] {
