@@ -29,6 +29,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CPcap", path: "Sources/CPcap", providers: [.apt(["libpcap-dev"])]),
 
         .target(name: "SimKernel", dependencies: [heap]),
         .target(name: "IMWire", dependencies: ["SimKernel", protobuf], exclude: ["Proto/rmtp.proto"]),
@@ -41,11 +42,13 @@ let package = Package(
         .target(name: "IMReplay", dependencies: ["IMWorld", "IMTrace", "CZstd"]),
         // The real runtime: the same cores over TCP (SwiftNIO), real clocks; outside the determinism rules.
         .target(name: "IMRuntime", dependencies: ["IMClient", "IMServer", "IMStore", "IMWire", "IMReplay", nioCore, nioPosix]),
+        // Production traffic (pcap/pcapng via libpcap, browser HAR) → captures; only the CLI links it.
+        .target(name: "IMImport", dependencies: ["IMWire", "IMClient", "IMStore", "IMReplay", "CPcap", protobuf]),
         .target(name: "IMSim", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMReplay", "IMRuntime"]),
 
         .executableTarget(
             name: "IMSimCLI",
-            dependencies: ["IMSim", argumentParser, nioCore, nioPosix],
+            dependencies: ["IMSim", "IMImport", argumentParser, nioCore, nioPosix],
             path: "Tools/imsim"
         ),
 
@@ -58,6 +61,7 @@ let package = Package(
         .testTarget(name: "IMTraceTests", dependencies: ["IMTrace"]),
         .testTarget(name: "IMReplayTests", dependencies: ["IMReplay"]),
         .testTarget(name: "IMRuntimeTests", dependencies: ["IMRuntime", "IMReplay", "IMWorld"]),
+        .testTarget(name: "IMImportTests", dependencies: ["IMImport", "IMReplay", "IMRuntime", "IMWire", "IMClient", "IMServer", "IMStore", "SimKernel", nioCore, nioPosix]),
         .testTarget(name: "EndToEndTests", dependencies: ["IMSim", propertyBased]),
     ]
 )

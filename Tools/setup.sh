@@ -1,32 +1,45 @@
 #!/usr/bin/env bash
-# Installs the system libraries IMSim links against, if they are missing:
-#   libsqlite3-dev (the real message store) and libzstd-dev (trace compression).
-# Pass --with-protoc to also install protobuf-compiler (the wire cross-check test uses it).
-# Pass --with-tshark to also install tshark and the perfetto + protobuf PyPI packages (the
-# Wireshark / Perfetto export tests use them; Docs/look.md). Flags may be combined.
-# Safe to run repeatedly; does nothing when everything is present.
+# Installs what IMSim builds and tests with, if it is missing. Safe to run repeatedly; does
+# nothing when everything is present. Flags may be combined.
+#
+# Always (the build links them):
+#   libsqlite3-dev  the real message store
+#   libzstd-dev     trace compression
+#   libpcap-dev     `imsim import pcap` reads packet captures with libpcap
+# Optional:
+#   --with-protoc         protobuf-compiler (the wire cross-check test)
+#   --with-tshark         tshark, and the perfetto + protobuf PyPI packages (Wireshark / Perfetto
+#                         export tests; Docs/look.md)
+#   --with-capture-tools  tcpdump and tshark (import tests record loopback traffic and check TCP
+#                         reassembly against tshark; Docs/guide-reproduce-a-bug.md)
+#   --with-slurm          slurm-wlm and munge (Tools/slurm/, Docs/cluster.md)
+#   --all                 every optional flag (what .ci/run uses)
 set -euo pipefail
 
-with_protoc=0
-with_tshark=0
+usage="known: --with-protoc, --with-tshark, --with-capture-tools, --with-slurm, --all"
+with_protoc=0 with_tshark=0 with_capture=0 with_slurm=0
 for arg in "$@"; do
   case "$arg" in
     --with-protoc) with_protoc=1 ;;
     --with-tshark) with_tshark=1 ;;
-    *) echo "setup: unknown option $arg (known: --with-protoc, --with-tshark)" >&2; exit 2 ;;
+    --with-capture-tools) with_capture=1 ;;
+    --with-slurm) with_slurm=1 ;;
+    --all) with_protoc=1 with_tshark=1 with_capture=1 with_slurm=1 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "setup: unknown option $arg ($usage)" >&2; exit 2 ;;
   esac
 done
 
 need=()
 have_header() { echo "#include <$1>" | cc -E -x c - >/dev/null 2>&1; }
+have() { command -v "$1" >/dev/null 2>&1; }
 have_header sqlite3.h || need+=(libsqlite3-dev)
 have_header zstd.h || need+=(libzstd-dev)
-if [ $with_protoc = 1 ] && ! command -v protoc >/dev/null 2>&1; then
-  need+=(protobuf-compiler)
-fi
-if [ $with_tshark = 1 ] && ! command -v tshark >/dev/null 2>&1; then
-  need+=(tshark)
-fi
+have_header pcap/pcap.h || need+=(libpcap-dev)
+[ $with_protoc = 1 ] && ! have protoc && need+=(protobuf-compiler)
+{ [ $with_tshark = 1 ] || [ $with_capture = 1 ]; } && ! have tshark && need+=(tshark)
+[ $with_capture = 1 ] && ! have tcpdump && need+=(tcpdump)
+[ $with_slurm = 1 ] && ! { have slurmctld && have munged; } && need+=(slurm-wlm munge)
 
 # PyPI side of --with-tshark: the perfetto package's protobuf bindings (Tools/perfetto/check_trace.py).
 pip_look() {
@@ -37,7 +50,7 @@ pip_look() {
 }
 if [ ${#need[@]} -eq 0 ]; then pip_look; exit 0; fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
+if ! have apt-get; then
   echo "setup: missing ${need[*]} and no apt-get here; install them with your package manager" >&2
   exit 1
 fi

@@ -6,7 +6,7 @@ struct FuzzCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fuzz",
         abstract: "Deterministic fuzzing of IMSim's parsers (run in a release build).",
-        subcommands: [FuzzWire.self]
+        subcommands: [FuzzWire.self, FuzzPcap.self, FuzzHAR.self]
     )
 }
 

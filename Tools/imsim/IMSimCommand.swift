@@ -18,6 +18,7 @@ struct IMSimCommand: ParsableCommand {
             DecodeCommand.self,
             EncodeCommand.self,
             FuzzCommand.self,
+            ImportCommand.self,
             LoadgenCommand.self,
             ProxyCommand.self,
             RegressCommand.self,

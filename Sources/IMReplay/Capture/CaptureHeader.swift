@@ -37,6 +37,10 @@ public struct CaptureHeader: Sendable, Equatable {
     public var freshStore: Bool
     /// Where the capture comes from (e.g. `imsim run quickstart --seed 1 --capture alice-phone=…`).
     public var source: String?
+    /// Set when an importer made the capture from observed traffic (`"pcap"`, `"har"`): it has
+    /// frames, connection events and inferred inputs but no callbacks or store, and replay
+    /// compares only the frames.
+    public var imported: String?
 
     public init(identity: DeviceIdentity, config: ClientConfig, storeOptions: IMStore.Options, startMs: Int64,
                 sdk: String, app: String? = nil, framing: CaptureFraming = .stream, freshStore: Bool = true,
@@ -106,6 +110,7 @@ public struct CaptureHeader: Sendable, Equatable {
         s.add("recallDecrementsUnread", storeOptions.recallDecrementsUnread)
         o.add("store", s.value)
         o.addIfPresent("source", source)
+        o.addIfPresent("imported", imported)
         return o.value
     }
 
@@ -209,6 +214,7 @@ public struct CaptureHeader: Sendable, Equatable {
         }
         storeOptions = options
         source = try r.optionalString("source")
+        imported = try r.optionalString("imported")
         self.config = config
         try r.finish()
     }

@@ -52,6 +52,7 @@ enum CaptureLineCodec {
                 return x.value
             }))
         }
+        o.addIfPresent("inferred", r.inferred)
         return o.value
     }
 
@@ -103,8 +104,13 @@ enum CaptureLineCodec {
             throw CaptureError(.unknownKind, line: line, field: "kind",
                                "unknown record kind \"\(kind)\" (known: \(CaptureEvent.kinds.joined(separator: ", ")))")
         }
+        // Only inputs can be inferred (an importer never invents what the SDK did).
+        let inferred = try r.optionalString("inferred")
+        if inferred != nil, event.isOutput {
+            throw r.fail("inferred", .invalidField, "only input records can be inferred")
+        }
         try r.finish()
-        return CaptureRecord(t: t, event: event, line: line)
+        return CaptureRecord(t: t, event: event, line: line, inferred: inferred)
     }
 
     /// `hex` or `b64` (exactly one), with an optional `len` that must match; `frames` is

@@ -82,11 +82,15 @@ public struct CaptureRecord: Sendable {
     public var event: CaptureEvent
     /// 1-based line in the file (0 for records built in memory).
     public var line: Int
+    /// For an input an importer inferred from traffic (not seen by an SDK): why it was inferred
+    /// (`"inferred": "…"`, Docs/capture-format.md §3).
+    public var inferred: String?
 
-    public init(t: Int64, event: CaptureEvent, line: Int = 0) {
+    public init(t: Int64, event: CaptureEvent, line: Int = 0, inferred: String? = nil) {
         self.t = t
         self.event = event
         self.line = line
+        self.inferred = inferred
     }
 }
 

@@ -88,6 +88,18 @@ public final class CaptureRecorder {
         }
     }
 
+    /// A record built by a driver that is not a core's (an importer): inputs may say why they
+    /// were inferred. Connection numbering follows `open`, `close` and `closed` as usual.
+    public func record(_ event: CaptureEvent, at localMs: Int64, inferred: String? = nil) {
+        switch event {
+        case .open(let c): connectionCount = c; currentConnection = c
+        case .close, .closed: currentConnection = nil
+        case .app(.kill): currentConnection = nil
+        default: break
+        }
+        add(localMs, event, inferred: inferred)
+    }
+
     /// The app process started: a new `ClientCore` over the same store follows.
     public func recordAppStart(at localMs: Int64) { add(localMs, .app(.start)) }
 
@@ -126,7 +138,7 @@ public final class CaptureRecorder {
 
     // MARK: - Writing
 
-    private func add(_ t: Int64, _ event: CaptureEvent) {
+    private func add(_ t: Int64, _ event: CaptureEvent, inferred: String? = nil) {
         var frames: [String]?
         if options.frameSummaries {
             switch event {
@@ -139,7 +151,7 @@ public final class CaptureRecorder {
             }
         }
         recordCount += 1
-        write(CaptureLineCodec.encode(CaptureRecord(t: t, event: event), bytes: options.bytesEncoding, frames: frames))
+        write(CaptureLineCodec.encode(CaptureRecord(t: t, event: event, inferred: inferred), bytes: options.bytesEncoding, frames: frames))
     }
 
     private func summarize(_ b: [UInt8], _ decoder: inout StreamDecoder?, _ dir: WireDirection) -> [String]? {

@@ -53,15 +53,22 @@ public final class Replayer {
     private var notes: [String] = []
     private var lastT: Int64
     private var lastLine = 0
+    /// Imported and message-framing captures: frames are compared as a stream per connection
+    /// (`FrameComparison`), not write by write; imported ones have no callbacks to compare.
+    private let frameMode: Bool
+    private let compareCallbacks: Bool
+    private var frames: FrameComparison
+    private var framesDiverged = false
 
     public init(reader: CaptureReader, options: ReplayOptions = ReplayOptions()) throws(CaptureError) {
         self.reader = reader
         header = reader.header
         self.options = options
-        guard header.framing == .stream else {
-            throw CaptureError(.unsupported, line: 1, field: "framing",
-                               "replay drives the client core, which speaks stream framing; this capture uses \(header.framing.rawValue) framing")
-        }
+        // Message framing (WebSocket) is replayed by converting each frame to stream framing for
+        // the core and comparing the core's frames with the captured ones.
+        frameMode = header.imported != nil || header.framing == .message
+        compareCallbacks = header.imported == nil
+        frames = FrameComparison(framing: header.framing, maxFrameSize: header.config.maxFrameSize, obfuscated: header.config.obfuscatedStream)
         var c = header.config
         if let b = options.bugs { c.bugs = b }
         config = c
@@ -71,6 +78,9 @@ public final class Replayer {
         checks = ReplayChecks(config: c, startMs: header.startMs)
         tap = FrameTap(userId: header.identity.userId, maxFrameSize: header.config.maxFrameSize, obfuscated: header.config.obfuscatedStream)
         lastT = header.startMs
+        if let origin = header.imported {
+            notes.append("imported from \(origin): only the client's frames and connections are compared (the capture has no callbacks or store)")
+        }
         if !header.freshStore {
             notes.append("the capture did not start with an empty database (freshStore false): messageIds and clientUniqueIds may differ")
         }
@@ -87,13 +97,14 @@ public final class Replayer {
             step(r)
         }
         closeGroup()
+        compareFrames(atEnd: true)
         checks.finish(store: store, serverTimes: tap.serverTimes, t: lastT, line: lastLine)
         let recordedBugs = header.bugs.map(\.rawValue)
         let replayedBugs = BugSwitch.allCases.filter { $0.side == .client && config.bugs.contains(ClientBugs([$0])) }.map(\.rawValue)
         return ReplayReport(
             capture: reader.origin, device: header.identity.deviceId, user: header.identity.userId, sdk: header.sdk,
             recordedBugs: recordedBugs, replayedBugs: replayedBugs, records: recordCount, inputs: inputCount,
-            outputsCompared: outputsCompared, divergence: divergence, divergentInputs: divergentInputs,
+            outputsCompared: outputsCompared + frames.matched, divergence: divergence, divergentInputs: divergentInputs,
             divergenceExpected: config.bugs != header.config.bugs, violations: checks.violations,
             ledger: ReplayLedger.read(store, identity: header.identity, statuses: statuses), notes: notes)
     }
@@ -109,9 +120,9 @@ public final class Replayer {
         case .open: tap.open()
         case .bytesIn(_, let b):
             let before = tap.messages.count
-            frames = tap.inbound(b, t: r.t, line: r.line)
+            frames = tap.inbound(FrameComparison.streamBytes(b, framing: header.framing, direction: .serverToClient), t: r.t, line: r.line)
             for m in tap.messages[before...] { checks.delivered(m) }
-        case .bytesOut(_, let b): frames = tap.outbound(b, t: r.t, line: r.line)
+        case .bytesOut(_, let b): frames = tap.outbound(FrameComparison.streamBytes(b, framing: header.framing, direction: .clientToServer), t: r.t, line: r.line)
         case .closed, .close: tap.close()
         default: break
         }
@@ -119,6 +130,18 @@ public final class Replayer {
         let text = RecordText.describe(r.event, frames: frames, outbound: isOut)
         remember(r.line, text)
 
+        if r.event.isOutput, frameMode {
+            switch r.event {
+            case .open: self.frames.capturedOpen(line: r.line, t: r.t)
+            case .close: self.frames.capturedClose(line: r.line, t: r.t)
+            case .bytesOut(_, let b): self.frames.capturedBytes(b, line: r.line, t: r.t)
+            case .callback where compareCallbacks: captured.append(r)
+            case .snapshot: snapshots.append(r)
+            default: break
+            }
+            compareFrames(atEnd: false)
+            return
+        }
         if r.event.isOutput {
             if case .snapshot = r.event {
                 snapshots.append(r)
@@ -149,7 +172,7 @@ public final class Replayer {
             return
         case .api(let call): clientInput = .api(call)
         case .opened: clientInput = .transport(.opened)
-        case .bytesIn(_, let b): clientInput = .transport(.bytes(b))
+        case .bytesIn(_, let b): clientInput = .transport(.bytes(FrameComparison.streamBytes(b, framing: header.framing, direction: .serverToClient)))
         case .closed(_, let reason): clientInput = .transport(.closed(reason))
         case .timer(let t): clientInput = .timerFired(t)
         case .network(let a): clientInput = .networkChanged(available: a)
@@ -168,6 +191,18 @@ public final class Replayer {
         let effects = core!.handle(clientInput, now: DeviceTime(milliseconds: r.t))
         if case .transport(.closed) = clientInput { replayedConn = nil }
         replayed = convert(effects)
+        if frameMode {
+            for e in replayed {
+                switch e {
+                case .open: frames.replayedOpen(line: r.line, t: r.t)
+                case .close: frames.replayedClose(line: r.line, t: r.t)
+                case .bytesOut(_, let b): frames.replayedBytes(b, line: r.line, t: r.t)
+                default: break
+                }
+            }
+            replayed = replayed.filter { if case .callback = $0 { compareCallbacks } else { false } }
+            compareFrames(atEnd: false)
+        }
         checks.effects(effects, store: store, serverTimes: tap.serverTimes, t: r.t, line: r.line)
     }
 
@@ -232,6 +267,27 @@ public final class Replayer {
         divergence = ReplayDivergence(
             line: line, t: t, time: relativeTime(t, header.startMs), inputLine: inputLine, input: input == nil ? "(no input yet)" : inputText, index: i,
             captured: captured.map { describe($0.event) }, replayed: replayed.map { describe($0) }, frameDiff: frameDiff,
+            context: before.map { "\($0.line): \($0.text)" } + atAndAfter.prefix(options.context + 1).map {
+                ($0.line == line ? "▶ " : "") + "\($0.line): \($0.text)"
+            })
+        afterNeeded = max(0, options.context + 1 - atAndAfter.count)
+    }
+
+    /// Frame mode: the first frame (or open/close) where the core and the capture part ways.
+    private func compareFrames(atEnd: Bool) {
+        // After the first divergence the two frame streams no longer line up: stop comparing them.
+        guard frameMode, !framesDiverged, let (c, rp) = frames.match(atEnd: atEnd) else { return }
+        framesDiverged = true
+        divergentInputs += 1
+        guard divergence == nil else { return }
+        let line = c?.line ?? rp?.line ?? lastLine, t = c?.t ?? rp?.t ?? lastT
+        let before = recent.filter { $0.line < line }.suffix(options.context)
+        let atAndAfter = recent.filter { $0.line >= line }
+        divergence = ReplayDivergence(
+            line: line, t: t, time: relativeTime(t, header.startMs), inputLine: input?.line ?? 0,
+            input: input == nil ? "(no input yet)" : inputText, index: frames.matched,
+            captured: [FrameComparison.describe(c)], replayed: [FrameComparison.describe(rp)],
+            frameDiff: FrameComparison.details("captured", c) + FrameComparison.details("replayed", rp),
             context: before.map { "\($0.line): \($0.text)" } + atAndAfter.prefix(options.context + 1).map {
                 ($0.line == line ? "▶ " : "") + "\($0.line): \($0.text)"
             })
