@@ -55,20 +55,34 @@ say "one node: merged failures and digests identical to the local sweep ($(grep 
 "$here/stop.sh"
 
 say "three nodes in network namespaces, one killed mid-array"
-"$imsim" sweep quickstart --seeds 1..600 --bugs B4 --jobs 2 --out "$W/local600" > "$W/local600.txt"; rc=$?
-[ $rc -eq 1 ] || die "local sweep of 1..600: exit $rc"
+# Whole runs (swarm, B1: a few failures) so a shard of 100 seeds runs long enough to be killed.
+multi=(quickstart --seeds 1..600 --swarm --bugs B1)
+"$imsim" sweep "${multi[@]}" --jobs 2 --out "$W/local600" > "$W/local600.txt"; rc=$?
+[ $rc -le 1 ] || die "local sweep of 1..600: exit $rc"
 "$here/start.sh" --nodes 3 || die "multi-node slurm did not start"
-"$imsim" sweep submit quickstart --seeds 1..600 --shards 6 --bugs B4 --out "$W/multi" --engine slurm || die "submit failed"
+arr=$("$imsim" sweep submit "${multi[@]}" --shards 6 --out "$W/multi" --engine slurm | tee /dev/stderr | awk '/^array job/ {print $3}' | tr -d :)
+[ -n "$arr" ] || die "submit failed"
 victim=""
-for _ in $(seq 300); do
+for _ in $(seq 600); do
   victim=$(squeue -h -r -t RUNNING -o '%N %K' | awk '$1=="imsim-n2" {print $2; exit}')
-  [ -n "$victim" ] && break
+  # Killed once its shard has recorded a few seeds, so the requeued task has something to resume.
+  part=$(printf '%s/shard-%04d-of-0006.jsonl.partial' "$W/multi" "${victim:-0}")
+  if [ -n "$victim" ] && [ "$(wc -l < "$part" 2>/dev/null || echo 0)" -ge 4 ]; then break; fi
+  victim=""
   sleep 0.1
 done
-[ -n "$victim" ] || die "no task ever ran on imsim-n2"
-sleep 1
+[ -n "$victim" ] || die "no task of imsim-n2 got going"
 "$here/kill-node.sh" imsim-n2
-say "killed imsim-n2 while it ran shard $victim"
+say "killed imsim-n2 while it ran shard $victim ($(($(wc -l < "$part") - 1)) seeds recorded)"
+# Slurm marks the node down after SlurmdTimeout and requeues its task, eligible 2 minutes later;
+# CI does not wait for that: it makes the requeued task eligible now.
+for _ in $(seq 60); do
+  st=$(squeue -h -r -j "${arr}_$victim" -o '%T %r' 2>/dev/null)
+  case "$st" in PENDING*) break ;; esac
+  sleep 1
+done
+say "shard $victim after the node loss: ${st:-not in the queue}"
+case "$st" in PENDING*) scontrol update JobId="${arr}_$victim" StartTime=now ;; esac
 wait_merge "$W/multi" 200
 cat "$W/multi/merge.txt"
 sinfo -N

@@ -40,6 +40,7 @@ fi
 
 if [ "$nodes" -eq 0 ]; then
   "$here/slurm-conf.sh" "$S" >/dev/null
+  mkdir -p "$S/spool/imsim-n0"
   slurmctld -c
   slurmd -N imsim-n0
   names=(imsim-n0)
@@ -68,8 +69,12 @@ else
   slurmctld -c
   for i in $(seq 1 "$nodes"); do
     n=imsim-n$i
+    mkdir -p "$S/spool/$n"
     # Its own network and PID namespace: killing the namespace's first process is a lost node.
-    setsid ip netns exec "$n" unshare --pid --fork --mount-proc slurmd -D -N "$n" >"$S/log/$n.console" 2>&1 &
+    # nsenter, not `ip netns exec`: that mounts a fresh /sys, and slurmd 22.05 inspects
+    # /sys/fs/cgroup on start even with proctrack/linuxproc and task/none (it uses no cgroup).
+    setsid nsenter --net=/run/netns/"$n" unshare --pid --fork --mount-proc \
+      slurmd -D -N "$n" >"$S/log/$n.console" 2>&1 &
     echo $! > "$S/node-$n.pid"
   done
 fi
@@ -82,5 +87,5 @@ for _ in $(seq 60); do
 done
 echo "start.sh: nodes not idle after 30 s:" >&2
 sinfo -N >&2 || true
-tail -5 "$S"/log/*.log >&2 || true
+tail -n 5 "$S"/log/*.log >&2 || true
 exit 1
