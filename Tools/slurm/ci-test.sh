@@ -56,11 +56,12 @@ say "one node: merged failures and digests identical to the local sweep ($(grep 
 
 say "three nodes in network namespaces, one killed mid-array"
 # Whole runs (swarm, B1: a few failures) so a shard of 100 seeds runs long enough to be killed.
-multi=(quickstart --seeds 1..600 --swarm --bugs B1)
+multi=(quickstart --seeds 1..${IMSIM_SLURM_CI_SEEDS:-600} --swarm --bugs B1)
 "$imsim" sweep "${multi[@]}" --jobs 2 --out "$W/local600" > "$W/local600.txt"; rc=$?
 [ $rc -le 1 ] || die "local sweep of 1..600: exit $rc"
 "$here/start.sh" --nodes 3 || die "multi-node slurm did not start"
-arr=$("$imsim" sweep submit "${multi[@]}" --shards 6 --out "$W/multi" --engine slurm | tee /dev/stderr | awk '/^array job/ {print $3}' | tr -d :)
+sub=$("$imsim" sweep submit "${multi[@]}" --shards 6 --out "$W/multi" --engine slurm); echo "$sub"
+arr=$(echo "$sub" | awk '/^array job/ {print $3}' | tr -d :)
 [ -n "$arr" ] || die "submit failed"
 victim=""
 for _ in $(seq 600); do
@@ -94,12 +95,12 @@ if [ "$rc" = 2 ]; then
   for i in $missing; do "$imsim" sweep quickstart --seeds 1..600 --bugs B4 --shard "$i/6" --jobs 2 --out "$W/multi" >/dev/null; done
   "$imsim" sweep merge "$W/multi" > /dev/null; rc=$?
 else
-  say "the lost shard was requeued and finished on another node"
+  say "the lost shard was requeued and finished on another node: $(grep -ah "^imsim shard\|^sweep: resuming" "$W/multi/slurm/task-${arr}_$victim.out" | tr '\n' ' ')"
 fi
 [ "$rc" = 1 ] || die "merge exit $rc, expected 1"
 cmp "$W/multi/merged.jsonl" "$W/local600/results.jsonl" || die "multi-node merged results differ from the local sweep"
-used=$(grep -h "^imsim shard" "$W"/multi/slurm/task-*.out | awk '{print $4}' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+used=$(grep -h "^imsim shard" "$W"/multi/slurm/task-*.out | awk '{print $5}' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
 say "multi-node: merged results identical to the local sweep; tasks per node: $used"
-[ "$(grep -h "^imsim shard" "$W"/multi/slurm/task-*.out | awk '{print $4}' | sort -u | wc -l)" -ge 2 ] || die "the tasks did not spread over nodes"
+[ "$(grep -h "^imsim shard" "$W"/multi/slurm/task-*.out | awk '{print $5}' | sort -u | wc -l)" -ge 2 ] || die "the tasks did not spread over nodes"
 "$here/stop.sh"
 say "slurm CI passed"
