@@ -168,7 +168,8 @@ struct SweepStatusCommand: ParsableCommand {
         }
         let m = SweepMerge(files: files, expected: expected)
         guard let h = m.header else { throw SweepRunCommand.fail("\(dir): no result files and no sweep.json") }
-        let queue = manifest.flatMap { Self.squeue(jobID: $0.jobIDs.first) } ?? [:]
+        let answer = manifest.flatMap { Self.squeue(jobID: $0.jobIDs.first) }
+        let queue = answer ?? [:]
         var counts: [String: Int] = [:]
         var rows: [String] = []
         for i in 0..<h.shards {
@@ -179,7 +180,8 @@ struct SweepStatusCommand: ParsableCommand {
             case .partial:
                 state = Self.locked(dir + "/" + name + ".lock") ? "running" : (queue[i].map { $0.lowercased() } ?? "stopped")
             case .missing:
-                if let q = queue[i] { state = q.lowercased() } else { state = manifest?.jobIDs.isEmpty == false && Self.haveSqueue ? "failed" : "pending" }
+                // Not queued any more and no file: the task ended without finishing its shard.
+                if let q = queue[i] { state = q.lowercased() } else { state = answer != nil ? "failed" : "pending" }
             }
             counts[state, default: 0] += 1
             if state != "done" { rows.append("  shard \(i): \(state)") }
@@ -189,8 +191,6 @@ struct SweepStatusCommand: ParsableCommand {
         if rows.count > 50 { print("  … \(rows.count - 50) more") }
         for (name, reason) in m.unreadable { print("  unreadable \(name): \(reason)") }
     }
-
-    static var haveSqueue: Bool { which("squeue") != nil }
 
     static func which(_ tool: String) -> String? {
         for d in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
@@ -212,7 +212,11 @@ struct SweepStatusCommand: ParsableCommand {
     /// Array task index → state (PENDING, RUNNING, …) of a job's tasks still in the queue.
     static func squeue(jobID: String?) -> [Int: String]? {
         guard let jobID, let exe = which("squeue") else { return nil }
-        guard let out = try? SlurmTool.run(exe, ["-h", "-r", "-j", jobID, "-o", "%K %T"]) else { return nil }
+        let out: String
+        do { out = try SlurmTool.run(exe, ["-h", "-r", "-j", jobID, "-o", "%K %T"]) } catch {
+            // A job Slurm has forgotten (MinJobAge) has no task left in the queue.
+            return "\(error)".contains("Invalid job id") ? [:] : nil
+        }
         var states: [Int: String] = [:]
         for line in out.split(separator: "\n") {
             let parts = line.split(separator: " ")

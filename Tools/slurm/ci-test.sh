@@ -68,7 +68,7 @@ for _ in $(seq 600); do
   victim=$(squeue -h -r -t RUNNING -o '%N %K' | awk '$1=="imsim-n2" {print $2; exit}')
   # Killed once its shard has recorded a few seeds, so the requeued task has something to resume.
   part=$(printf '%s/shard-%04d-of-0006.jsonl.partial' "$W/multi" "${victim:-0}")
-  if [ -n "$victim" ] && [ "$(wc -l < "$part" 2>/dev/null || echo 0)" -ge 4 ]; then break; fi
+  if [ -n "$victim" ] && [ -f "$part" ] && [ "$(wc -l < "$part")" -ge 4 ]; then break; fi
   victim=""
   sleep 0.1
 done
