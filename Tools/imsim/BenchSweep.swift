@@ -17,6 +17,10 @@ struct BenchSweep: ParsableCommand {
             events per seed. Wall time covers the whole sweep, process start and scenario load included; \
             CPU time is the worker processes' user + system time (getrusage of the reaped children). \
             Oracles: both (without, then with), on, off. Use a release build.
+            --engine slurm (Slurm running, SLURM_CONF set): --seeds seeds (default 200) of each scenario \
+            (default quickstart) first as a local `imsim sweep` on every core, then as a Slurm job array \
+            of one-core tasks of --block seeds (throttle = cores); reports seeds/hour/core of both, \
+            their ratio and the scheduling overhead per task, and checks the results are identical.
             """
     )
 
@@ -30,6 +34,8 @@ struct BenchSweep: ParsableCommand {
     @Option(help: "Simulated-time limit per run (default: the whole scenario).") var until: String?
     @Option(help: "Oracles: both (without, then with), on, off.") var oracles: OracleMode = .both
     @Flag(help: "Print JSON instead of a table.") var json = false
+    @Option(help: "local (worker processes here) or slurm: the same seeds through a local sweep and a Slurm job array.") var engine = "local"
+    @Option(help: "--engine slurm: seeds per array task (comma list for several runs, e.g. 1,50).") var block = "50"
 
     func validate() throws {
         if let s = seeds, s < 1 { throw ValidationError("--seeds must be at least 1") }
@@ -67,6 +73,8 @@ struct BenchSweep: ParsableCommand {
 
     func run() throws {
         BenchFormat.warnIfDebug()
+        guard engine == "local" || engine == "slurm" else { throw ValidationError("--engine: local or slurm") }
+        if engine == "slurm" { return try runSlurm() }
         let names = scenarios.isEmpty ? ["quickstart", "chatroom-storm"] : scenarios
         for n in names {
             do { _ = try Scenario.load(pathOrName: n) } catch {

@@ -24,6 +24,7 @@ struct IMSimCommand: ParsableCommand {
             RegressCommand.self,
             ReplayCommand.self,
             RunCommand.self,
+            SeedsCommand.self,
             ServeCommand.self,
             ShrinkCommand.self,
             SweepCommand.self,

@@ -2,28 +2,50 @@ import ArgumentParser
 import Foundation
 import IMSim
 
+/// `imsim sweep`: the local sweep (default), and `merge`, `status`, `submit` for sweeps split into
+/// shards (Slurm job arrays, Kubernetes Indexed Jobs, AWS Batch array jobs). Docs/cluster.md.
 struct SweepCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sweep",
         abstract: "Run a scenario over many seeds in parallel processes and collect the failures.",
         discussion: """
+            imsim sweep SCENARIO --seeds 1..10000 [--shard I/N] [--out DIR] runs a sweep (or one shard \
+            of it) here; merge, status and submit handle sweeps split across a cluster (Docs/cluster.md).
+            """,
+        subcommands: [SweepRunCommand.self, SweepMergeCommand.self, SweepStatusCommand.self, SweepSubmitCommand.self],
+        defaultSubcommand: SweepRunCommand.self
+    )
+}
+
+struct SweepRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a sweep, or one shard of it, here (the default: imsim sweep SCENARIO …).",
+        discussion: """
             Each seed runs single-threaded and deterministically in a worker process (--jobs of them). \
-            Results go to OUT/results.jsonl (one line per seed); each failure prints a one-line repro. \
-            --bank DIR keeps failing seeds (fastest failures first) and re-runs them first next time. \
-            --shard K/N splits a seed range across machines with no coordination.
-            Exit status: 0 no failures, 1 failures found, 2 usage or scenario error.
+            Results go to OUT/results.jsonl, or OUT/shard-IIII-of-NNNN.jsonl with --shard: a header \
+            (scenario digest, build id, bug switches, seeds, shard), one line per seed sorted by seed, \
+            and a closing summary — the same bytes every time the same shard runs on the same build. \
+            While running, lines are appended to FILE.partial; the finished file is renamed into place. \
+            Rerunning with the same --out continues where a killed or stopped run left off (no seed \
+            twice, none lost); a finished shard is not run again.
+            --shard I/N (I from 0) runs the seeds at positions I, I+N, … of the list; --shard env/N \
+            takes I from SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX.
+            --bank DIR keeps failing seeds (imsim seeds) and runs the banked seeds of this range first.
+            Exit status: 0 no failures, 1 failures found, 2 usage, scenario or I/O error (disk full, \
+            unwritable --out) or seeds without a result.
             """
     )
 
     @Argument(help: "Scenario file or built-in name.") var scenario: String
     @Option(help: "Seeds, e.g. 1..10000 or 1..100,500.") var seeds = "1..100"
     @Option(help: "Worker processes (default: the number of cores).") var jobs: Int?
-    @Option(help: "Run only shard K of N (e.g. 2/8).") var shard: String?
+    @Option(help: "Run only shard I of N (I from 0, e.g. 2/8; env/N: I from the array task index).") var shard: String?
     @Flag(help: "Swarm testing: each seed enables a random subset of the scenario's faults.") var swarm = false
     @Option(help: "Bug switches to turn on instead of the scenario's (B1,B6 …; \"none\" = all off).") var bugs: String?
-    @Option(name: .customLong("stop-after"), help: "Stop after this many failures.") var stopAfter: Int?
-    @Option(help: "Output directory for results.jsonl.") var out = "sweep-out"
-    @Option(help: "Seed bank directory (failing seeds are kept and re-run first).") var bank: String?
+    @Option(name: .customLong("stop-after"), help: "Stop after this many failures (the file stays partial; rerun to continue).") var stopAfter: Int?
+    @Option(help: "Output directory for the result file.") var out = "sweep-out"
+    @Option(help: "Seed bank directory (imsim seeds): failures kept, passes counted, banked seeds first.") var bank: String?
     @Option(help: "Simulated-time limit per run (e.g. 5m).") var until: String?
     @Flag(help: "Print the final summary as JSON.") var json = false
 
@@ -35,6 +57,7 @@ struct SweepCommand: ParsableCommand {
     struct Summary: Codable {
         var scenario: String
         var seedsRun: Int
+        var resumed: Int
         var failures: Int
         var errors: Int
         var byOracle: [String: Int]
@@ -42,124 +65,191 @@ struct SweepCommand: ParsableCommand {
         var seedsPerSecond: Double
         var results: String
         var stoppedEarly: Bool
+        var shard: Int
+        var shards: Int
+        var build: String
+    }
+
+    static func fail(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("imsim: \(message)\n".utf8))
+        return ExitCode(2)
+    }
+
+    /// `I/N` or `env/N` → `I/N`.
+    static func resolveShard(_ text: String?, environment: [String: String]) throws -> String? {
+        guard let text, text.hasPrefix("env/") else { return text }
+        for name in ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"] {
+            if let v = environment[name], !v.isEmpty {
+                guard Int(v) != nil else { throw ValidationError("--shard env/N: \(name)=\"\(v)\" is not an index") }
+                return v + text.dropFirst(3)
+            }
+        }
+        throw ValidationError("--shard env/N: none of SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX is set")
     }
 
     func run() throws {
         var sc: Scenario
         do { (sc, _) = try Scenario.load(pathOrName: scenario) } catch {
-            FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
-            throw ExitCode(2)
+            throw Self.fail("\(scenario): \(error)")
         }
+        if swarm { sc.swarm = true }
         if let bugs { sc = try BugsOption.apply(bugs, to: sc) }
         let selection: SeedSelection
-        do { selection = try SeedSelection(parsing: seeds, shard: shard) } catch {
-            throw ValidationError("\(error)")
+        do {
+            selection = try SeedSelection(parsing: seeds, shard: Self.resolveShard(shard, environment: ProcessInfo.processInfo.environment))
+        } catch let e as SeedSelectionError {
+            throw ValidationError("\(e)")
+        } catch let e as ValidationError {
+            throw Self.fail(e.message)   // env/N without an index: a job-script problem, one line
         }
         if let u = until, (try? SimDuration(parsing: u)) == nil { throw ValidationError("--until: invalid duration \"\(u)\"") }
-        var list = selection.seeds
-        guard list.count <= 10_000_000 else { throw ValidationError("at most 10,000,000 seeds per sweep") }
-
-        // The bank's seeds first.
-        var bankStore: SeedBank?
-        let digest = Digest64.hex(sc.digest)
-        if let dir = bank {
-            let b = (try? JSONDecoder().decode(SeedBank.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/bank.json")))) ?? SeedBank()
-            let banked = b.seeds(scenario: sc.name, digest: digest, swarm: swarm || sc.swarm)
-            if !banked.isEmpty {
-                let set = Set(banked)
-                list = banked + list.filter { !set.contains($0) }
-                FileHandle.standardError.write(Data("bank: re-running \(banked.count) banked seed(s) first\n".utf8))
-            }
-            bankStore = b
+        guard selection.ranges.reduce(0, { $0 + Double($1.upperBound - $1.lowerBound) + 1 }) <= 10_000_000 else {
+            throw ValidationError("at most 10,000,000 seeds per sweep")
         }
+        var seen = Set<UInt64>()
+        let all = selection.seeds.filter { seen.insert($0).inserted }
+        let digest = Digest64.hex(sc.digest)
+        let header = SweepHeader(scenario: sc.name, scenarioArgument: scenario, scenarioDigest: digest, build: SweepBuild.id,
+                                 bugs: sc.bugs.map(\.rawValue), swarm: sc.swarm, until: until, seeds: selection.rangesText,
+                                 shard: selection.shard?.index ?? 0, shards: selection.shard?.count ?? 1)
 
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let resultsPath = out + "/results.jsonl"
-        let partial = resultsPath + ".partial"
-        _ = FileManager.default.createFile(atPath: partial, contents: nil)
-        guard let resultsFile = FileHandle(forWritingAtPath: partial) else {
-            throw ValidationError("cannot write \(partial)")
+        var bankStore: SeedBank?
+        if let dir = bank {
+            do { bankStore = try SeedBankFile.load(dir) } catch { throw Self.fail("\(error)") }
+        }
+        let writer: SweepResultWriter
+        do { writer = try SweepResultWriter(directory: out, header: header) } catch { throw Self.fail("\(error)") }
+        if let n = writer.note { FileHandle.standardError.write(Data("sweep: \(n)\n".utf8)) }
+        let resumed = writer.done.count
+        var list = all.filter { writer.done[$0] == nil }
+        if resumed > 0 && !list.isEmpty {
+            FileHandle.standardError.write(Data("sweep: resuming \(writer.finalPath): \(resumed) seed(s) done, \(list.count) to go\n".utf8))
+        }
+        // Banked failures of this range first: a regression that comes back shows in seconds.
+        if let b = bankStore {
+            let banked = Set(b.seeds(scenario: sc.name, digest: digest, swarm: sc.swarm))
+            let first = list.filter { banked.contains($0) }
+            if !first.isEmpty {
+                list = first + list.filter { !banked.contains($0) }
+                FileHandle.standardError.write(Data("bank: running \(first.count) banked seed(s) first\n".utf8))
+            }
         }
 
         var workerArgs = ["sweep-worker", scenario]
         if swarm { workerArgs.append("--swarm") }
         if let bugs { workerArgs += ["--bugs", bugs] }
         if let u = until { workerArgs += ["--until", u] }
-        let pool = try WorkerPool(count: min(jobs ?? ProcessInfo.processInfo.activeProcessorCount, max(1, list.count)),
-                                  arguments: workerArgs)
-        let progress = Progress(total: list.count)
-        var next = 0
-        var running = 0
-        for w in 0..<pool.count where next < list.count {
-            pool.send(seed: list[next], to: w); next += 1; running += 1
-        }
         var failures = 0, errors = 0, done = 0
-        var byOracle: [String: Int] = [:]
         var stoppedEarly = false
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys]
+        var ioError: SweepIOError?
         let start = Date()
-        while running > 0 {
-            let (w, line) = pool.nextLine()
-            running -= 1
-            guard let line else {
-                errors += 1
-                progress.note("worker \(w) exited unexpectedly")
-                continue
-            }
-            done += 1
-            if let r = try? JSONDecoder().decode(SweepResult.self, from: Data(line.utf8)) {
-                resultsFile.write(try enc.encode(r) + Data("\n".utf8))
-                switch r.outcome {
-                case .pass:
-                    bankStore?.remove(scenario: sc.name, seed: r.seed)
-                case .fail:
-                    failures += 1
-                    byOracle[r.oracle ?? "?", default: 0] += 1
-                    progress.note("FAIL seed \(r.seed): \(r.oracle ?? "?") at event \(r.eventIndex ?? 0) (t=\(r.simTime ?? "?")) — \(r.detail ?? "")\n     repro: \(r.repro ?? "")")
-                    bankStore?.add(SeedBank.Entry(scenario: sc.name, scenarioDigest: digest, seed: r.seed, oracle: r.oracle ?? "?",
-                                                  simNanoseconds: r.simNanoseconds, swarm: swarm || sc.swarm))
-                case .error:
-                    errors += 1
-                    progress.note("ERROR seed \(r.seed): \(r.detail ?? "")")
-                }
-            } else {
-                errors += 1
-                progress.note("unreadable worker output: \(line.prefix(200))")
-            }
-            progress.update(done: done, failures: failures)
-            if let limit = stopAfter, failures >= limit {
-                stoppedEarly = next < list.count || running > 0
-                break
-            }
-            if next < list.count {
+        if !list.isEmpty {
+            let pool = try WorkerPool(count: min(jobs ?? ProcessInfo.processInfo.activeProcessorCount, max(1, list.count)),
+                                      arguments: workerArgs)
+            let progress = Progress(total: list.count)
+            var next = 0
+            var running = 0
+            for w in 0..<pool.count where next < list.count {
                 pool.send(seed: list[next], to: w); next += 1; running += 1
             }
+            while running > 0 {
+                let (w, line) = pool.nextLine()
+                running -= 1
+                guard let line else {
+                    errors += 1
+                    progress.note("worker \(w) exited unexpectedly")
+                    continue
+                }
+                done += 1
+                if let r = try? JSONDecoder().decode(SweepResult.self, from: Data(line.utf8)) {
+                    do { try writer.record(SweepSeedLine(r)) } catch {
+                        ioError = error
+                        stoppedEarly = true
+                        break
+                    }
+                    switch r.outcome {
+                    case .pass: break
+                    case .fail:
+                        failures += 1
+                        progress.note("FAIL seed \(r.seed): \(r.oracle ?? "?") at event \(r.eventIndex ?? 0) (t=\(r.simTime ?? "?")) — \(r.detail ?? "")\n     repro: \(r.repro ?? "")")
+                    case .error:
+                        progress.note("ERROR seed \(r.seed): \(r.detail ?? "")")
+                    }
+                } else {
+                    errors += 1
+                    progress.note("unreadable worker output: \(line.prefix(200))")
+                }
+                progress.update(done: done, failures: failures)
+                if let limit = stopAfter, failures >= limit {
+                    stoppedEarly = next < list.count || running > 0
+                    break
+                }
+                if next < list.count {
+                    pool.send(seed: list[next], to: w); next += 1; running += 1
+                }
+            }
+            pool.finish(kill: stoppedEarly)
+            progress.finish()
         }
-        pool.finish(kill: stoppedEarly)
-        progress.finish()
-        try resultsFile.close()
-        if FileManager.default.fileExists(atPath: resultsPath) { try FileManager.default.removeItem(atPath: resultsPath) }
-        try FileManager.default.moveItem(atPath: partial, toPath: resultsPath)
-        if let dir = bank, let b = bankStore {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            let e = JSONEncoder()
-            e.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try e.encode(b).write(to: URL(fileURLWithPath: dir + "/bank.json"), options: .atomic)
-        }
+        if let e = ioError { throw Self.fail("\(e)") }
         let wall = Date().timeIntervalSince(start)
-        let summary = Summary(scenario: sc.name, seedsRun: done, failures: failures, errors: errors, byOracle: byOracle,
-                              wallSeconds: wall, seedsPerSecond: wall > 0 ? Double(done) / wall : 0,
-                              results: resultsPath, stoppedEarly: stoppedEarly)
+        let lost = all.filter { writer.done[$0] == nil }.count
+        var finished = false
+        if lost == 0 {
+            do { try writer.finish() } catch { throw Self.fail("\(error)") }
+            finished = true
+        }
+        let lines = all.compactMap { writer.done[$0] }
+        if let dir = bank, var b = bankStore {
+            b.absorb(header: header, lines: lines)
+            do { try SeedBankFile.save(b, to: dir) } catch { throw Self.fail("\(error)") }
+        }
+        let fails = lines.filter { $0.outcome == .fail }
+        var byOracle: [String: Int] = [:]
+        for f in fails { byOracle[f.oracle ?? "?", default: 0] += 1 }
+        // Error lines (kept in the file) plus results that never came (dead worker, unreadable output).
+        let errs = lines.filter { $0.outcome == .error }.count + errors
+        let path = finished ? writer.finalPath : writer.partialPath
+        let summary = Summary(scenario: sc.name, seedsRun: lines.count, resumed: resumed, failures: fails.count, errors: errs,
+                              byOracle: byOracle, wallSeconds: wall, seedsPerSecond: wall > 0 ? Double(done) / wall : 0,
+                              results: path, stoppedEarly: stoppedEarly, shard: header.shard, shards: header.shards, build: header.build)
         if json {
             print(BenchFormat.json(summary))
         } else {
-            print("sweep \(sc.name): \(done) seed(s), \(failures) failure(s), \(errors) error(s) in \(String(format: "%.1f", wall)) s (\(String(format: "%.2f", summary.seedsPerSecond)) seeds/s)")
+            let shardText = header.shards > 1 ? " shard \(header.shard)/\(header.shards)" : ""
+            print("sweep \(sc.name)\(shardText): \(lines.count) seed(s), \(fails.count) failure(s), \(errs) error(s) in \(String(format: "%.1f", wall)) s (\(String(format: "%.2f", summary.seedsPerSecond)) seeds/s)" + (resumed > 0 ? ", \(resumed) from an earlier run" : ""))
             for o in byOracle.keys.sorted() { print("  \(o): \(byOracle[o]!)") }
-            print("  results: \(resultsPath)")
+            print("  results: \(path)")
         }
-        if errors > 0 && failures == 0 { throw ExitCode(2) }
-        if failures > 0 { throw ExitCode(1) }
+        if lost > 0 && !stoppedEarly {
+            throw Self.fail("\(lost) seed(s) got no result (a worker died); rerun the same command to run them")
+        }
+        if fails.count > 0 { throw ExitCode(1) }
+        if errs > 0 { throw ExitCode(2) }
+    }
+}
+
+/// Loads and saves `DIR/bank.json` (imsim seeds, sweep --bank, merge --bank).
+enum SeedBankFile {
+    static func load(_ dir: String) throws -> SeedBank {
+        let path = dir + "/bank.json"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), !isDir.boolValue {
+                throw SweepIOError("--bank \(dir): not a directory")
+            }
+            return SeedBank()
+        }
+        do { return try JSONDecoder().decode(SeedBank.self, from: data) } catch {
+            throw SweepIOError("\(path): not a seed bank (\(error))")
+        }
+    }
+
+    static func save(_ b: SeedBank, to dir: String) throws {
+        try SweepResultWriter.makeDirectory(dir)
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try SweepResultWriter.writeAtomically(Array(try e.encode(b)), to: dir + "/bank.json")
     }
 }
 

@@ -1,6 +1,6 @@
 /// A set of seeds written as `1..10000`, `5`, `1..100,200..300`, with optional sharding
-/// (`--shard K/N` keeps every N-th seed starting at the K-th, so N machines split a range with no
-/// coordination).
+/// (`--shard I/N`, I from 0, keeps the seeds at positions I, I+N, I+2N … of the whole list, so N
+/// machines or array tasks split a range with no coordination: every seed in exactly one shard).
 public struct SeedSelection: Sendable, Equatable, CustomStringConvertible {
     public var ranges: [ClosedRange<UInt64>]
     public var shard: (index: Int, count: Int)?
@@ -26,8 +26,8 @@ public struct SeedSelection: Sendable, Equatable, CustomStringConvertible {
         guard !ranges.isEmpty else { throw SeedSelectionError("no seeds given") }
         if let s = shard {
             let parts = s.split(separator: "/")
-            guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(k) else {
-                throw SeedSelectionError("bad shard \"\(s)\" (K/N with 1 ≤ K ≤ N, e.g. 2/8)")
+            guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, (0..<n).contains(k) else {
+                throw SeedSelectionError("bad shard \"\(s)\" (I/N with 0 ≤ I < N, e.g. 2/8)")
             }
             self.shard = (k, n)
         }
@@ -40,7 +40,7 @@ public struct SeedSelection: Sendable, Equatable, CustomStringConvertible {
         for r in ranges {
             for s in r {
                 if let sh = shard {
-                    if position % sh.count == sh.index - 1 { out.append(s) }
+                    if position % sh.count == sh.index { out.append(s) }
                 } else {
                     out.append(s)
                 }
@@ -51,6 +51,12 @@ public struct SeedSelection: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var count: Int { seeds.count }
+
+    /// The seed text without the shard (`1..100,200`), as a result file's header keeps it.
+    public var rangesText: String {
+        ranges.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)..\($0.upperBound)" }
+            .joined(separator: ",")
+    }
 
     public var description: String {
         ranges.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)..\($0.upperBound)" }
