@@ -19,6 +19,7 @@ struct BenchCommand: ParsableCommand {
             BenchWorld.self,
             BenchSweep.self,
             BenchBugs.self,
+            BenchMutants.self,
         ]
     )
 }
