@@ -42,6 +42,8 @@ struct BenchMutants: ParsableCommand {
     @Option(help: "Equivalence file (default: ROOT/Tools/mutants/equivalent.txt if present).") var equivalent: String?
     @Option(name: .customLong("binary"), help: "Use this schematised imsim instead of building (with its .build-mutants/mutants.json).") var binary: String?
     @Option(name: .customLong("work-dir"), help: "Scratch directory (default: ROOT/.build-mutants).") var workDir: String?
+    @Option(help: "Build the schematised copy in this configuration (release, or debug: a faster build for smoke runs).")
+    var configuration = "release"
     @Flag(help: "Print the report as JSON.") var json = false
     @Option(name: .customLong("json-out"), help: "Also write the JSON report to this file.") var jsonOut: String?
     @Flag(name: .customLong("list-only"), help: "Build, check the unmutated run, list the selection and stop.") var listOnly = false
@@ -52,6 +54,7 @@ struct BenchMutants: ParsableCommand {
         if let s = sample, s < 1 { throw ValidationError("--sample must be at least 1") }
         if timeoutFactor < 1 || minTimeout <= 0 { throw ValidationError("--timeout-factor must be ≥ 1 and --min-timeout > 0") }
         if let m = mutants { _ = try MutantSelection.parseIds(m) }
+        if !["release", "debug"].contains(configuration) { throw ValidationError("--configuration: release or debug") }
     }
 
     // MARK: - Manifest (written by Tools/mutants; mirrored here to keep swift-syntax out)
@@ -159,7 +162,7 @@ struct BenchMutants: ParsableCommand {
             selectionNote += ", ids \(m)"
         }
         if let n = sample, n < selected.count {
-            selected = MutantSelection.sample(selected.map { ($0.key, $0) }, count: n, seed: sampleSeed).sorted { $0.id < $1.id }
+            selected = MutantSelection.sample(selected.map { (key: $0.key, value: $0) }, count: n, seed: sampleSeed).sorted { $0.id < $1.id }
             selectionNote += ", sample of \(n) (--sample-seed \(sampleSeed))"
         }
         let equiv = try loadEquivalences(rootURL)
@@ -190,7 +193,7 @@ struct BenchMutants: ParsableCommand {
             stepTimes[s.name] = wall
             s2.timeout = max(minTimeout, wall * timeoutFactor)
             plan.append(s2)
-            log.note(String(format: "unmutated %@: %.1f s (timeout %.0f s)", s.name, wall, s2.timeout))
+            log.note("unmutated \(s.name): \(String(format: "%.1f", wall)) s (timeout \(Int(s2.timeout)) s)")
         }
         if listOnly {
             for m in selected { print("\(m.id)\t\(m.file):\(m.line):\(m.column)\t\(m.op)\t\(m.before) → \(m.after)") }
@@ -376,7 +379,7 @@ struct BenchMutants: ParsableCommand {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["swift", "run", "--package-path", root.appendingPathComponent("Tools/mutants").path,
-                       "imsim-mutants", "build", "--root", root.path, "--out", work.path]
+                       "imsim-mutants", "build", "--root", root.path, "--out", work.path, "--configuration", configuration]
         let pipe = Pipe()
         p.standardOutput = pipe
         try p.run()

@@ -69,7 +69,7 @@ struct MutantProcess {
 
     static func start(bin: String, args: [String], mutant: Int?, root: URL, stdout: URL) throws -> MutantProcess {
         try FileManager.default.createDirectory(at: stdout.deletingLastPathComponent(), withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: stdout.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: bin)
         p.arguments = args
@@ -218,7 +218,7 @@ final class MutantPool {
                     if Date().timeIntervalSince(slot.proc.started) > step.timeout {
                         slot.proc.killTree()
                         finish(slot, .timedOut, .init(failed: true, killedBy: nil, failingSeeds: [],
-                                                      detail: String(format: "%@ ran over %.0f s", step.name, step.timeout)))
+                                                      detail: "\(step.name) ran over \(Int(step.timeout)) s"))
                         slots[i] = nil
                     }
                     continue

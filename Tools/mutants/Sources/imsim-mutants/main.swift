@@ -4,12 +4,12 @@ import MutantsCore
 // imsim-mutants: the mutant generator behind `imsim bench mutants` (Docs/mutants.md).
 let usage = """
     usage: imsim-mutants list  [--root DIR] [--json]
-           imsim-mutants build [--root DIR] [--out DIR] [--max-rounds N]
+           imsim-mutants build [--root DIR] [--out DIR] [--max-rounds N] [--configuration release|debug]
 
     list   print every mutant of Sources/IMClient, IMServer and IMStore (id, file:line:column,
            operator, before → after); --json prints the manifest.
     build  write the schematised copy to OUT/pkg (default OUT: ROOT/.build-mutants), build its
-           imsim in release mode (scratch OUT/build), drop the mutants the compiler rejects
+           imsim (release unless --configuration debug; scratch OUT/build), drop the mutants the compiler rejects
            (remembered in OUT/dropped.txt) and rebuild, then write OUT/mutants.json.
            Prints the binary's path last.
     """
@@ -26,6 +26,7 @@ var root = FileManager.default.currentDirectoryPath
 var outDir: String?
 var json = false
 var maxRounds = 6
+var configuration = "release"
 while !args.isEmpty {
     let a = args.removeFirst()
     func value() -> String {
@@ -36,6 +37,9 @@ while !args.isEmpty {
     case "--root": root = value()
     case "--out": outDir = value()
     case "--json": json = true
+    case "--configuration":
+        configuration = value()
+        guard ["release", "debug"].contains(configuration) else { fail("--configuration: release or debug") }
     case "--max-rounds": guard let n = Int(value()), n > 0 else { fail("--max-rounds: a positive number") }; maxRounds = n
     case "-h", "--help": print(usage); exit(0)
     default: fail("unknown argument \(a)\n\(usage)")
@@ -79,7 +83,7 @@ case "build":
         FileHandle.standardError.write(Data("imsim-mutants: round \(round): \(manifest.mutants.count) mutants, building the schematised copy…\n".utf8))
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["swift", "build", "-c", "release", "--package-path", pkg.path,
+        p.arguments = ["swift", "build", "-c", configuration, "--package-path", pkg.path,
                        "--scratch-path", out.appendingPathComponent("build").path, "--product", "imsim"]
         let logURL = out.appendingPathComponent("build.log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
@@ -91,7 +95,7 @@ case "build":
         try log.close()
         if p.terminationStatus == 0 {
             try encode(manifest).write(to: out.appendingPathComponent("mutants.json"), options: .atomic)
-            print(out.appendingPathComponent("build/release/imsim").path)
+            print(out.appendingPathComponent("build/\(configuration)/imsim").path)
             exit(0)
         }
         let text = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
