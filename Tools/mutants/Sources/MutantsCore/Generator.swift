@@ -142,6 +142,15 @@ public struct Generator {
                 for s in fileSpans where s.wrapper == best.wrapper { if let k = keys[s.id] { blamed.insert(k) } }
                 continue
             }
+            // An error outside every mutant's text, caused by one nearby (type inference of a
+            // closure or of a long expression fails as a whole): every mutant within 3 lines.
+            let lo = utf8Offset(in: text, line: max(1, ln - 3), column: 1)
+            let hi = utf8Offset(in: text, line: ln + 4, column: 1)
+            let near = fileSpans.filter { $0.wrapper.overlaps(lo..<max(lo, hi)) }
+            if !near.isEmpty {
+                for s in near { if let k = keys[s.id] { blamed.insert(k) } }
+                continue
+            }
             unexplained.append(String(line))
         }
         return (blamed, unexplained)

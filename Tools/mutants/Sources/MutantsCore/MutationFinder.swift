@@ -330,12 +330,34 @@ public struct MutationFinder {
             }
             let name = Self.calledName(e)
             guard isAssignment || name != nil else { return .visitChildren }
+            // `let x: T` initialised later by this assignment: removing it cannot compile.
+            if isAssignment, let infix = e.as(InfixOperatorExprSyntax.self) {
+                if infix.leftOperand.is(TupleExprSyntax.self) { return .visitChildren }
+                if let target = infix.leftOperand.as(DeclReferenceExprSyntax.self)?.baseName.text,
+                   declaresDeferredLet(target, around: node) {
+                    return .visitChildren
+                }
+            }
             if let n = name, MutationFinder.neverReturning.contains(n) || MutationFinder.notBehaviour.contains(n) { return .visitChildren }
             guard statementContextOK(node), !excluded(node), !MutationFinder.mentionsBugSwitch(text),
                   !isImplicitResult(node) else { return .visitChildren }
             // The only statement of a guard's else must stay (it may be the one that exits).
-            add(node, .removeStatement, .removeStatement, before: text, after: "/* removed */")
+            // The item without its `;`, which must stay between the statements.
+            add(node.item, .removeStatement, .removeStatement, before: node.item.trimmedDescription, after: "/* removed */")
             return .visitChildren
+        }
+
+        func declaresDeferredLet(_ name: String, around node: some SyntaxProtocol) -> Bool {
+            var cur = node.parent
+            while let p = cur {
+                if p.is(FunctionDeclSyntax.self) || p.is(AccessorDeclSyntax.self) || p.is(InitializerDeclSyntax.self) {
+                    let v = DeferredLets(viewMode: .sourceAccurate)
+                    v.walk(p)
+                    return v.names.contains(name)
+                }
+                cur = p.parent
+            }
+            return false
         }
 
         /// The only item of a block whose value is returned (a single-expression function or
@@ -413,6 +435,19 @@ public struct MutationFinder {
                 before: "func \(node.name.text)", after: "return at the start of \(node.name.text)")
             return .visitChildren
         }
+    }
+}
+
+/// Names declared `let x: T` without a value (initialised later, once).
+final class DeferredLets: SyntaxVisitor {
+    var names: Set<String> = []
+    override func visit(_ node: VariableDeclSyntax) -> SyntaxVisitorContinueKind {
+        if node.bindingSpecifier.text == "let" {
+            for b in node.bindings where b.initializer == nil {
+                if let id = b.pattern.as(IdentifierPatternSyntax.self) { names.insert(id.identifier.text) }
+            }
+        }
+        return .visitChildren
     }
 }
 

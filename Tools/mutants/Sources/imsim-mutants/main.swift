@@ -25,7 +25,7 @@ args.removeFirst()
 var root = FileManager.default.currentDirectoryPath
 var outDir: String?
 var json = false
-var maxRounds = 6
+var maxRounds = 12
 var configuration = "release"
 while !args.isEmpty {
     let a = args.removeFirst()
@@ -70,6 +70,13 @@ case "list":
         }
         print("\(manifest.mutants.count) mutants in \(manifest.files.count) files")
     }
+
+case "schema":
+    // The schematised text of one file (ids numbered within the file): what the copy holds.
+    guard let file = outDir else { fail("schema needs --out FILE (a path under the root)") }
+    let source = try String(contentsOfFile: rootURL.appendingPathComponent(file).path, encoding: .utf8)
+    let pts = MutationFinder().points(in: source).enumerated().map { (id: $0.offset + 1, point: $0.element) }
+    print(Schematizer.apply(source: source, mutants: pts).text)
 
 case "build":
     let out = URL(fileURLWithPath: outDir ?? rootURL.appendingPathComponent(".build-mutants").path)

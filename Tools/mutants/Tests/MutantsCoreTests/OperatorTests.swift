@@ -74,6 +74,12 @@ struct OperatorTests {
         #expect(points("var v: [Int] { xs.map(g) }", .removeStatement).isEmpty)
         #expect(points("func f(c: Bool) -> Int { let n = if c { g() } else { h() }; return n }", .removeStatement).isEmpty)
         #expect(points("func f(c: Bool) { if c { g() } else { h() } }", .removeStatement).count == 2)
+        // A `let` initialised later must keep its initialisation.
+        #expect(points("func f(c: Bool) -> Int { let n: Int; if c { n = 1 } else { n = 2 }; return n }", .removeStatement).isEmpty)
+        #expect(points("func f(c: Bool) -> Int { let m: Int, n: Int; if c { n = 1 } else { n = 2 }; m = n; return m }", .removeStatement).isEmpty)
+        #expect(points("func f() { (a, b) = (1, 2) }", .removeStatement).isEmpty)
+        // The `;` between statements stays.
+        #expect(mutated("func f() { x += 1; return }", .removeStatement) == ["func f() { ; return }"])
     }
 
     @Test func swapArguments() {
