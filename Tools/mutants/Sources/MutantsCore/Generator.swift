@@ -143,8 +143,9 @@ public struct Generator {
                 continue
             }
             // An error outside every mutant's text, caused by one nearby (type inference of a
-            // closure or of a long expression fails as a whole): every mutant within 3 lines.
-            let lo = utf8Offset(in: text, line: max(1, ln - 3), column: 1)
+            // closure or of a long expression fails as a whole, a switch loses its value): every
+            // mutant within 6 lines before and 3 after.
+            let lo = utf8Offset(in: text, line: max(1, ln - 6), column: 1)
             let hi = utf8Offset(in: text, line: ln + 4, column: 1)
             let near = fileSpans.filter { $0.wrapper.overlaps(lo..<max(lo, hi)) }
             if !near.isEmpty {

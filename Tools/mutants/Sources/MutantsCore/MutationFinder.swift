@@ -374,22 +374,30 @@ public struct MutationFinder {
                     return a.accessorSpecifier.text == "get"
                 }
                 // A branch of an if expression whose value is used.
-                var cur = block.parent
-                while let c = cur, c.is(IfExprSyntax.self) {
-                    if let up = c.parent, !up.is(IfExprSyntax.self) {
-                        return !(up.is(ExpressionStmtSyntax.self) || up.is(CodeBlockItemSyntax.self))
-                    }
-                    cur = c.parent
-                }
+                if let ifx = block.parent?.as(IfExprSyntax.self) { return isValue(Syntax(ifx)) }
                 return false
             }
             // A getter without `get { }`: `var x: T { expr }`.
             if holder.is(AccessorBlockSyntax.self) { return true }
-            // A switch case body: implicit result when the switch is used as an expression.
-            if holder.is(SwitchCaseSyntax.self), let sw = holder.parent?.parent, sw.is(SwitchExprSyntax.self), let up = sw.parent {
-                return !(up.is(ExpressionStmtSyntax.self) || up.is(CodeBlockItemSyntax.self))
+            // A switch case body: implicit result when the switch's value is used.
+            if holder.is(SwitchCaseSyntax.self), let sw = holder.parent?.parent, sw.is(SwitchExprSyntax.self) {
+                return isValue(sw)
             }
             return false
+        }
+
+        /// An `if`/`switch` whose value is used: inside an expression, or the only item of a
+        /// block whose value is returned.
+        func isValue(_ node: Syntax) -> Bool {
+            var top = node
+            while let up = top.parent, up.is(IfExprSyntax.self) { top = up }  // else-if chains
+            guard let up = top.parent else { return false }
+            if up.is(ExpressionStmtSyntax.self) {
+                guard let item = up.parent?.as(CodeBlockItemSyntax.self) else { return false }
+                return isImplicitResult(item)
+            }
+            if let item = up.as(CodeBlockItemSyntax.self) { return isImplicitResult(item) }
+            return true
         }
 
         /// A plain value: a name, a member of a name, a number. Anything else (leading-dot

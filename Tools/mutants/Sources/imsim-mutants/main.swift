@@ -4,10 +4,12 @@ import MutantsCore
 // imsim-mutants: the mutant generator behind `imsim bench mutants` (Docs/mutants.md).
 let usage = """
     usage: imsim-mutants list  [--root DIR] [--json]
+           imsim-mutants schema --out FILE [--root DIR]
            imsim-mutants build [--root DIR] [--out DIR] [--max-rounds N] [--configuration release|debug]
 
     list   print every mutant of Sources/IMClient, IMServer and IMStore (id, file:line:column,
            operator, before → after); --json prints the manifest.
+    schema print the schematised text of one file (ids numbered within the file).
     build  write the schematised copy to OUT/pkg (default OUT: ROOT/.build-mutants), build its
            imsim (release unless --configuration debug; scratch OUT/build), drop the mutants the compiler rejects
            (remembered in OUT/dropped.txt) and rebuild, then write OUT/mutants.json.

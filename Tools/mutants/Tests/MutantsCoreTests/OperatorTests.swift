@@ -78,6 +78,8 @@ struct OperatorTests {
         #expect(points("func f(c: Bool) -> Int { let n: Int; if c { n = 1 } else { n = 2 }; return n }", .removeStatement).isEmpty)
         #expect(points("func f(c: Bool) -> Int { let m: Int, n: Int; if c { n = 1 } else { n = 2 }; m = n; return m }", .removeStatement).isEmpty)
         #expect(points("func f() { (a, b) = (1, 2) }", .removeStatement).isEmpty)
+        #expect(points("func f(x: Int) -> Int { switch x { case 1: g() default: h() } }", .removeStatement).isEmpty)
+        #expect(points("func f(x: Int) { switch x { case 1: g() default: h() } }", .removeStatement).count == 2)
         // The `;` between statements stays.
         #expect(mutated("func f() { x += 1; return }", .removeStatement) == ["func f() { ; return }"])
     }
