@@ -20,6 +20,7 @@ struct BenchCommand: ParsableCommand {
             BenchSweep.self,
             BenchBugs.self,
             BenchExport.self,
+            BenchMutants.self,
         ]
     )
 }
