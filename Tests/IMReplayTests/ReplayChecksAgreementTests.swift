@@ -12,7 +12,8 @@ import Testing
 /// report is reported by the replay too.
 @Suite struct ReplayChecksAgreementTests {
     /// alice joins hall on connect; bob sets an attribute; alice's connection is reset at 20 s
-    /// (rejoin with joinChrmR); `client` is the scenario's client object.
+    /// (rejoin with joinChrmR); `client` is the scenario's client object, `script` steps between 20 s
+    /// and 75 s (each starting with a comma).
     static func roomScenario(client: String = "{}", script: String = "") throws -> Scenario {
         try Scenario.load(json: Data("""
         {"name": "replay-room", "duration": "90s",
@@ -24,8 +25,8 @@ import Testing
          "chatrooms": [{"id": "hall", "members": ["alice", "bob"], "joinCount": 10}],
          "script": [
            {"at": "2s", "device": "bob-phone", "action": "setKV", "room": "hall", "key": "topic", "value": "launch day"},
-           {"at": "20s", "device": "alice-phone", "action": "reset"},
-           {"at": "75s", "device": "alice-phone", "action": "getKV", "room": "hall"}\(script)
+           {"at": "20s", "device": "alice-phone", "action": "reset"}\(script),
+           {"at": "75s", "device": "alice-phone", "action": "getKV", "room": "hall"}
          ],
          "liveness": {"deadline": "10s"}}
         """.utf8))
