@@ -55,7 +55,7 @@ public final class OracleSuite: WorldObserver {
         self.world = world
         let all: [any Oracle] = [
             NoDuplicateOracle(suite: self), OrderOracle(suite: self), NoLossOracle(suite: self),
-            UnreadOracle(suite: self), ReconnectOracle(suite: self), ReconnectTimingOracle(suite: self), ChatroomOracle(suite: self),
+            UnreadOracle(suite: self), ReconnectOracle(suite: self), ChatroomOracle(suite: self),
             LivenessOracle(suite: self),
         ]
         oracles = all.filter { options.enabled.contains($0.name) }
