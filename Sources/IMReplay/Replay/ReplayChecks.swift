@@ -1,6 +1,7 @@
 import IMClient
 import IMStore
 import IMWire
+import IMWorld
 import SimKernel
 
 /// One broken property found while replaying a capture.
@@ -70,9 +71,12 @@ final class ReplayChecks {
     // reconnect: the attempt being waited for, and a foreground / network change that must restart it
     private var waiting: (attempt: Int, since: Int64)?
     private var resetDue: String?
-    // chatroom attributes: since when each room's are owed (join completed), on this connection
-    private var kvOwedSince: [String: (t: Int64, line: Int)] = [:]
-    private let kvSyncGraceMs: Int64 = 40_000
+    // chatroom attributes: the device-local rule the world's chatroom oracle applies, fed with
+    // the frames read from the captured bytes
+    private var kv: AttributeSyncRule
+    /// Capture line of the input that began the latest debt (a join or rejoin answer).
+    private var kvDebtLine = 0
+    private var inbound: InboundFrames
     // no-loss (B3): the inbox sync state, and which capture lines brought a direct delivery / a pull page
     private var syncState = "offline"
     private var directLine = -1
@@ -85,6 +89,16 @@ final class ReplayChecks {
     init(config: ClientConfig, startMs: Int64) {
         self.config = config
         self.startMs = startMs
+        kv = AttributeSyncRule(requestTimeoutNanoseconds: config.requestTimeout.nanoseconds)
+        inbound = InboundFrames(config: config)
+    }
+
+    private func kvFindings(_ findings: [AttributeSyncRule.Finding], line: Int) {
+        for f in findings {
+            let since = f.since / 1_000_000
+            report("chatroom", line: f.readRefused ? line : kvDebtLine, t: f.readRefused ? f.at / 1_000_000 : since,
+                   conversation: ConversationKey(.chatroom, f.room), f.detail(sinceText: relativeTime(since, startMs)))
+        }
     }
 
     func report(_ oracle: String, line: Int, t: Int64, conversation: ConversationKey? = nil, uid: String? = nil, _ detail: String) {
@@ -126,18 +140,23 @@ final class ReplayChecks {
         sessionStart = nil
         connectedOnce = false
         wasConnected = false
+        kv.appRestarted()
     }
 
     func appKilled(t: Int64, line: Int) {
         checkRejoin(t: t, line: line)
         sessionStart = nil
         wasConnected = false
+        kv.appRestarted()
     }
 
     // MARK: - Inputs
 
     func input(_ input: ClientInput, t: Int64, line: Int) {
         checkKVDeadlines(t: t)
+        let kvOwedBefore = kv.nextDue
+        kv.input(input, inbound: inbound.frames(device: 0, input: input), at: t * 1_000_000)
+        if let due = kv.nextDue, due != kvOwedBefore { kvDebtLine = line }
         switch input {
         case .lifecycle(.foreground), .networkChanged(available: true):
             expectReset = true
@@ -159,7 +178,6 @@ final class ReplayChecks {
         case .transport(.closed):
             checkRejoin(t: t, line: line)
             sessionStart = nil
-            kvOwedSince = [:]
         case .networkChanged(available: false):
             waiting = nil
         default:
@@ -170,19 +188,18 @@ final class ReplayChecks {
     /// B8: a join completed on a connection that stayed up must have its attributes within 40 s
     /// (longer than the 30 s request timeout).
     private func checkKVDeadlines(t: Int64) {
-        guard serverAnswersFollow else { return kvOwedSince = [:] }
-        for room in kvOwedSince.keys.sorted() {
-            guard let owed = kvOwedSince[room], t - owed.t >= kvSyncGraceMs else { continue }
-            kvOwedSince[room] = nil
-            report("chatroom", line: owed.line, t: owed.t, conversation: ConversationKey(.chatroom, room),
-                   "chatroom \(room): attributes still not synced \(SimDuration.milliseconds(t - owed.t)) after the join completed " +
-                   "on a connection that stayed up (reads answer 34004)")
-        }
+        let found = kv.due(at: t * 1_000_000)
+        // Once the replay diverged the captured answers are not the replayed core's.
+        if serverAnswersFollow { kvFindings(found, line: 0) }
     }
 
     // MARK: - Effects
 
     func effects(_ effects: [ClientEffect], store: IMStore, serverTimes: [String: Int64], t: Int64, line: Int) {
+        let kvOwedBefore = kv.nextDue
+        let kvFound = kv.effects(effects, at: t * 1_000_000)
+        if serverAnswersFollow { kvFindings(kvFound, line: line) }
+        if let due = kv.nextDue, due != kvOwedBefore { kvDebtLine = line }
         var touched: [ConversationKey] = []
         func touch(_ c: ConversationKey) { if !touched.contains(c) { touched.append(c) } }
         if let why = resetDue {
@@ -290,12 +307,6 @@ final class ReplayChecks {
                            "inbox cursor moved to \(value) by a direct delivery while the sync was \(syncState): older " +
                            "messages not yet pulled will never be (the next pull starts at \(value))")
                 }
-            case .callback(.chatroomJoined(let room)):
-                kvOwedSince[room] = (t, line)
-            case .note(.chatroomState(let room, true)):
-                if kvOwedSince[room] == nil { kvOwedSince[room] = (t, line) }
-            case .callback(.chatroomKVSynced(let room)):
-                kvOwedSince[room] = nil
             case .callback(.connectionStatus(let s)):
                 if s != .connecting { waiting = nil }
                 if s == .kickedOfflineByOtherClient { stoppedBy = "being kicked by another device" }
@@ -344,7 +355,6 @@ final class ReplayChecks {
     }
 
     private func forget(room: String) {
-        kvOwedSince[room] = nil
         let key = ConversationKey(.chatroom, room)
         for uid in rows.keys.sorted() where rows[uid]!.0 == key {
             rows[uid] = nil

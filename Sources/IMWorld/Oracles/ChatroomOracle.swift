@@ -6,14 +6,15 @@ import SimKernel
 
 /// Chatroom rules: the join pull returns min(count, 50) of the newest messages (none for -1);
 /// the client rejoins (`joinChrmR`) after every reconnect while its app is in a room; local
-/// messages are gone after quit; the room's attributes are synced within `kvSyncGrace` of a
+/// messages are gone after quit; the room's attributes are synced within 40 s of a
 /// join (else reads stay 34004); the drop policy never lets low-priority messages into the
 /// reserved high slots; and a member kicked by the offline rule is not silently rejoined with
 /// messages missing (the B9 hazard). Docs/oracles.md gives each rule exactly.
 final class ChatroomOracle: Oracle {
     let name = "chatroom"
     unowned let suite: OracleSuite
-    /// Per room: the newest accepted, not dropped, messages (uid, sending device), up to 50.
+    /// Per room: the newest accepted, not dropped, messages (uid, sending device), up to the
+    /// server's `historySize` (the scenario's knob; im-semantics §6: 50).
     private var history: [String: [(uid: String, device: String?)]] = [:]
     private var joinCount: [Int: Int32] = [:]
     /// Per deviceId: the chrmPull requests of the current connection not answered yet, in order
@@ -31,16 +32,10 @@ final class ChatroomOracle: Oracle {
     /// (due, device, session start) of rejoins to check.
     private var rejoinDeadlines: [(SimTime, Int, SimTime)] = []
 
-    // KV sync after a join (B8).
-    /// Longer than the request timeout (30 s): a pullKV on a live connection has been answered,
-    /// or failed, by then.
-    let kvSyncGrace = SimDuration.seconds(40)
-    /// Per device, per room: since when the attributes are owed (join or rejoin completed).
-    private var kvOwedSince: [Int: [String: SimTime]] = [:]
-    private var kvSynced: [Int: Set<String>] = [:]
-    /// Deadlines to check: (due, device, room, connection generation).
-    private var kvDeadlines: [(SimTime, Int, String, Int)] = []
-    private var connectionGeneration: [Int: Int] = [:]
+    // KV sync after a join (B8): the device-local rule shared with `imsim replay`.
+    private var kvRules: [AttributeSyncRule] = []
+    /// (due, device) deadlines to look at, in time order.
+    private var kvDeadlines: [(SimTime, Int)] = []
 
     // Offline kicks and rejoins (B9).
     /// user → room → when the offline rule removed it.
@@ -51,7 +46,16 @@ final class ChatroomOracle: Oracle {
     private var lastJoinWasRejoin: Set<Int> = []
 
     // The drop policy (B13).
-    private var quotaWindow: [String: (window: Int64, lowAdmitted: Int)] = [:]
+    private struct QuotaWindow {
+        var window: Int64
+        var lowAdmitted = 0
+        var reservedUsed = 0
+        var sharedUsed = 0
+    }
+    private var quotaWindow: [String: QuotaWindow] = [:]
+    /// A client wrote a chatroom STATUS message (`chatMsgS`): it takes a quota slot the server
+    /// reports no `messageAccepted` for, so free slots can no longer be counted exactly.
+    private var chatroomStatusSeen = false
     private var roomWhitelists: [String: Set<String>] = [:]
     private var chatroomConfig: ChatroomConfig?
     /// The offline-kick rule and the KV limits/ownership, re-derived from server events.
@@ -59,7 +63,40 @@ final class ChatroomOracle: Oracle {
 
     init(suite: OracleSuite) { self.suite = suite }
 
+    /// The server's chatroom knobs (the scenario's), read once.
+    private func knobs(_ world: World) -> ChatroomConfig {
+        if let c = chatroomConfig { return c }
+        let c = world.serverCore.config.chatroom
+        chatroomConfig = c
+        rules.maxKeys = c.kvMaxKeys
+        rules.maxKeyLength = c.kvMaxKeyLength
+        return c
+    }
+
+    private func kvRule(_ world: World, _ d: Int) -> AttributeSyncRule {
+        while kvRules.count <= d { kvRules.append(AttributeSyncRule(requestTimeoutNanoseconds: world.clientConfig.requestTimeout.nanoseconds)) }
+        return kvRules[d]
+    }
+
+    /// Feeds one device's KV rule and reports what it finds.
+    private func kv(_ world: World, _ d: Int, _ body: (inout AttributeSyncRule) -> [AttributeSyncRule.Finding]) {
+        _ = kvRule(world, d)
+        let before = kvRules[d].nextDue
+        let findings = body(&kvRules[d])
+        if let due = kvRules[d].nextDue, due != before {
+            let t = SimTime(nanoseconds: due)
+            let at = kvDeadlines.lastIndex { $0.0 <= t }.map { $0 + 1 } ?? 0
+            kvDeadlines.insert((t, d), at: at)
+        }
+        for f in findings {
+            suite.report(name, device: d, conversation: ConversationKey(.chatroom, f.room),
+                         f.detail(sinceText: SimTime(nanoseconds: f.since).description))
+        }
+    }
+
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
+        let frames = suite.inboundFrames
+        kv(world, d) { $0.input(input, inbound: frames, at: world.now.nanoseconds); return [] }
         switch input {
         case .api(.joinChatroom(let r, let n)), .api(.joinExistChatroom(let r, let n)):
             joinCount[d] = n
@@ -72,8 +109,6 @@ final class ChatroomOracle: Oracle {
             chrmPullsInFlight[world.deviceId(d)] = nil
             checkRejoin(world, d)
             sessionStart[d] = nil
-            connectionGeneration[d, default: 0] += 1
-            kvOwedSince[d] = nil
             lastJoinWasRejoin.remove(d)
         default:
             break
@@ -88,13 +123,34 @@ final class ChatroomOracle: Oracle {
                      "connected again at \(start) but never rejoined chatroom \(room) (no joinChrmR in \(world.now - start))")
     }
 
+    /// Index (among the chrmPull frames of `bytes`) of the join pull: the last `chrmPull{syncTime
+    /// = 0}` (wire-protocol §4: `joinChrm` then `chrmPull{0, N}`). When the automatic rejoin and
+    /// the app's join are answered in one input, the rejoin's pull (from the room cursor) was
+    /// written first: the app's join can only be sent after the CONNACK that sent the rejoin, and
+    /// a connection's answers come in order.
+    static func joinPullIndex(_ bytes: [UInt8], obfuscated: Bool) -> Int? {
+        var dec = StreamDecoder(direction: .clientToServer, obfuscated: obfuscated)
+        guard let frames = try? dec.feed(bytes) else { return nil }
+        var found: Int?
+        var i = 0
+        for case .query(let q) in frames where q.topic == Topic.chrmPull.rawValue {
+            if let m = try? q.decodeBody(RMTPChrmPullMsg.self), m.syncTime == 0 { found = i }
+            i += 1
+        }
+        return found
+    }
+
     func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+        kv(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
+        let joined = effects.contains { if case .callback(.chatroomJoined) = $0 { true } else { false } }
         for e in effects {
             switch e {
-            case .send(_, let frames):
-                for f in frames where f.topic == Topic.chrmPull.rawValue {
-                    let isJoinPull = effects.contains { if case .callback(.chatroomJoined) = $0 { true } else { false } }
-                    chrmPullsInFlight[world.deviceId(d), default: []].append(isJoinPull)
+            case .send(let bytes, let frames):
+                if !chatroomStatusSeen, frames.contains(where: { $0.topic == Topic.chatMsgS.rawValue }) { chatroomStatusSeen = true }
+                let joinPull = joined ? Self.joinPullIndex(bytes, obfuscated: world.clientConfig.obfuscatedStream) : nil
+                for (i, f) in frames.lazy.filter({ $0.topic == Topic.chrmPull.rawValue }).enumerated() {
+                    _ = f
+                    chrmPullsInFlight[world.deviceId(d), default: []].append(i == joinPull)
                 }
                 for f in frames where f.topic == Topic.joinChrmR.rawValue || f.topic == Topic.joinChrm.rawValue {
                     rejoinedThisSession.insert(d)
@@ -112,25 +168,7 @@ final class ChatroomOracle: Oracle {
                 // connection owes the attributes afresh.
                 checkRejoin(world, d)
                 sessionStart[d] = nil
-                connectionGeneration[d, default: 0] += 1
-                kvOwedSince[d] = nil
                 chrmPullsInFlight[world.deviceId(d)] = nil
-            case .callback(.chatroomJoined(let room)):
-                // A (new) join: the attributes are owed afresh.
-                kvSynced[d]?.remove(room)
-                owe(world, d, room)
-            case .note(.chatroomState(let room, true)):
-                if kvSynced[d]?.contains(room) != true { owe(world, d, room) }
-            case .callback(.chatroomKVSynced(let room)):
-                kvSynced[d, default: []].insert(room)
-                kvOwedSince[d]?[room] = nil
-            case .callback(.chatroomKV(let room, _, let error)) where error == IMErrorCode.chatroomKVNotSynced.rawValue:
-                if let since = kvOwedSince[d]?[room], world.now - since >= kvSyncGrace {
-                    kvOwedSince[d]?[room] = nil
-                    suite.report(name, device: d, conversation: ConversationKey(.chatroom, room),
-                                 "getChatroomKV(\(room)) → 34004 (not synced) \(world.now - since) after the join completed at \(since): " +
-                                 "the post-join attribute sync never happened")
-                }
             case .callback(.connectionStatus(.connected)):
                 // Every session start (the `connected` callback comes once per connect call,
                 // not on automatic reconnects, which are what needs the rejoin).
@@ -166,17 +204,9 @@ final class ChatroomOracle: Oracle {
             inRoom[d] = nil
             connectedOnce.remove(d)
             sessionStart[d] = nil
-            kvOwedSince[d] = nil
             lastJoinWasRejoin.remove(d)
-            connectionGeneration[d, default: 0] += 1
+            kv(world, d) { $0.appRestarted(); return [] }
         }
-    }
-
-    // MARK: KV sync (B8)
-
-    private func owe(_ world: World, _ d: Int, _ room: String) {
-        kvOwedSince[d, default: [:]][room] = world.now
-        kvDeadlines.append((world.now + kvSyncGrace, d, room, connectionGeneration[d, default: 0]))
     }
 
     func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
@@ -187,41 +217,56 @@ final class ChatroomOracle: Oracle {
         // Deadlines are appended in time order (the grace is constant).
         while let first = kvDeadlines.first, first.0 <= event.time {
             kvDeadlines.removeFirst()
-            let (_, d, room, gen) = first
-            guard connectionGeneration[d, default: 0] == gen, let since = kvOwedSince[d]?[room],
-                  since + kvSyncGrace <= event.time, inRoom[d] == room, world.isRunning(device: d) else { continue }
-            kvOwedSince[d]?[room] = nil
-            suite.report(name, device: d, conversation: ConversationKey(.chatroom, room),
-                         "chatroom \(room): attributes still not synced \(event.time - since) after the join completed at \(since) " +
-                         "on a connection that stayed up (reads answer 34004)")
+            guard world.isRunning(device: first.1) else { continue }
+            kv(world, first.1) { $0.due(at: event.time.nanoseconds) }
         }
     }
 
     // MARK: The drop policy (B13)
 
-    /// Recomputes the im-semantics §6 quota from server facts: in one window, low-priority
-    /// messages may take only the shared slots, so a high-priority drop in a window where more
-    /// low-priority messages than shared slots got in means low took reserved slots.
+    /// Recomputes the im-semantics §6 quota from server facts. Per room and 200 ms window,
+    /// every message the server let in takes the slot the policy gives it (low: shared; high:
+    /// reserved, then shared; whitelisted — type or sender — shared, then reserved). Two checks:
+    /// a high-priority drop in a window where more low-priority messages got in than there are
+    /// shared slots means low took reserved high slots (B13); and a quota drop while the window
+    /// still had a slot for the message's priority is a drop the quota does not explain (the
+    /// latter is judged only while no client has sent a chatroom STATUS message, which takes a
+    /// slot without a `messageAccepted`).
     private func quota(_ world: World, accepted m: AcceptedMessage, dropped: Bool) {
-        if chatroomConfig == nil { chatroomConfig = world.serverCore.config.chatroom }
-        let config = chatroomConfig!
+        let config = knobs(world)
         let room = m.conversation.targetId
         if roomWhitelists[room] == nil { roomWhitelists[room] = Set(world.serverCore.directory.chatroomWhitelists[room] ?? []) }
-        if config.whitelistTypes.contains(m.objectName) || roomWhitelists[room]!.contains(m.senderUserId) { return }
-        let low = m.flags.chatroomPriority == .low || config.lowPriorityTypes.contains(m.objectName)
+        let whitelisted = config.whitelistTypes.contains(m.objectName) || roomWhitelists[room]!.contains(m.senderUserId)
+        let low = !whitelisted && (m.flags.chatroomPriority == .low || config.lowPriorityTypes.contains(m.objectName))
         let ms = world.serverMs
         let window = config.quotaWindowMs > 0 ? (ms >= 0 ? ms / config.quotaWindowMs : (ms + 1) / config.quotaWindowMs - 1) : ms
-        var w = quotaWindow[room] ?? (window, 0)
-        if w.window != window { w = (window, 0) }
-        if low && !dropped { w.lowAdmitted += 1 }
-        quotaWindow[room] = w
-        let shared = max(0, config.quotaCapacity - max(0, min(config.quotaReservedHigh, config.quotaCapacity)))
-        if !low && dropped && w.lowAdmitted > shared {
-            suite.report(name, device: m.senderDeviceId.flatMap { world.deviceIndex($0) }, conversation: m.conversation,
-                         messageUId: m.messageUId, "chatroom \(room): high-priority \(m.objectName) from \(m.senderUserId) dropped by the quota while " +
-                         "\(w.lowAdmitted) low-priority messages got into the same \(config.quotaWindowMs) ms window " +
-                         "(window \(window); only \(shared) shared slots): low took reserved high slots")
+        var w = quotaWindow[room] ?? QuotaWindow(window: window)
+        if w.window != window { w = QuotaWindow(window: window) }
+        let reserved = max(0, min(config.quotaReservedHigh, config.quotaCapacity))
+        let shared = max(0, config.quotaCapacity - reserved)
+        let sharedFree = w.sharedUsed < shared, reservedFree = w.reservedUsed < reserved
+        if dropped {
+            let hadRoom = whitelisted || (low ? sharedFree : (reservedFree || sharedFree))
+            if hadRoom && !chatroomStatusSeen {
+                suite.report(name, device: m.senderDeviceId.flatMap { world.deviceIndex($0) }, conversation: m.conversation,
+                             messageUId: m.messageUId, "chatroom \(room): \(whitelisted ? "whitelisted" : low ? "low" : "high")-priority " +
+                             "\(m.objectName) from \(m.senderUserId) dropped by the quota while its \(config.quotaWindowMs) ms window " +
+                             "(window \(window)) had room: \(w.reservedUsed)/\(reserved) reserved and \(w.sharedUsed)/\(shared) shared slots used")
+            } else if !low && !whitelisted && w.lowAdmitted > shared {
+                suite.report(name, device: m.senderDeviceId.flatMap { world.deviceIndex($0) }, conversation: m.conversation,
+                             messageUId: m.messageUId, "chatroom \(room): high-priority \(m.objectName) from \(m.senderUserId) dropped by the quota while " +
+                             "\(w.lowAdmitted) low-priority messages got into the same \(config.quotaWindowMs) ms window " +
+                             "(window \(window); only \(shared) shared slots): low took reserved high slots")
+            }
+        } else if whitelisted {
+            if sharedFree { w.sharedUsed += 1 } else if reservedFree { w.reservedUsed += 1 }
+        } else if low {
+            w.lowAdmitted += 1
+            if sharedFree { w.sharedUsed += 1 } else if reservedFree { w.reservedUsed += 1 }
+        } else {
+            if reservedFree { w.reservedUsed += 1 } else if sharedFree { w.sharedUsed += 1 }
         }
+        quotaWindow[room] = w
     }
 
     // MARK: The offline-kick rule and the attribute rules
@@ -235,20 +280,21 @@ final class ChatroomOracle: Oracle {
         case .chatroomDestroyed(let room, _): rules.destroyed(room: room)
         case .restarted: rules.restarted()
         case .messageAccepted(let m) where m.conversation.type == .chatroom && !m.flags.isStatus:
-            // A quota drop (messageAccepted + dropped) never reaches the room: no kick evaluation.
-            let quotaDropped = next.prefix(3).contains {
-                if case .event(.dropped(m.messageUId, _, nil, .chatroomQuota)) = $0 { return true }
+            // A message dropped for everyone (quota, sensitive word: messageAccepted + dropped)
+            // never reaches the room: the server evaluates no kick for it.
+            let droppedForAll = next.prefix(3).contains {
+                if case .event(.dropped(m.messageUId, _, nil, _)) = $0 { return true }
                 return false
             }
-            guard !quotaDropped else { return }
-            if chatroomConfig == nil { chatroomConfig = world.serverCore.config.chatroom }
+            guard !droppedForAll else { return }
             let room = m.conversation.targetId
             let whitelist = Set(world.serverCore.directory.chatroomWhitelists[room] ?? [])
-            for p in rules.messageProduced(room: room, now: world.serverMs, config: chatroomConfig!, whitelist: whitelist) {
+            for p in rules.messageProduced(room: room, now: world.serverMs, config: knobs(world), whitelist: whitelist) {
                 suite.report(name, device: m.senderDeviceId.flatMap { world.deviceIndex($0) }, conversation: m.conversation,
                              messageUId: m.messageUId, "offline-kick rule: \(p)")
             }
         case .chatroomKVChanged(let room, let key, let user, let deleted):
+            _ = knobs(world)
             for p in rules.kvChanged(room: room, key: key, user: user, deleted: deleted) {
                 suite.report(name, device: nil, conversation: ConversationKey(.chatroom, room), "attributes of \(room): \(p)")
             }
@@ -277,16 +323,20 @@ final class ChatroomOracle: Oracle {
             checkRules(world, e, next: serverEffects[(i + 1)...])
             switch e {
             case .messageAccepted(let m) where m.conversation.type == .chatroom:
-                // A silent quota drop follows its messageAccepted in the same effects.
-                let dropped = serverEffects[(i + 1)...].prefix(3).contains {
-                    if case .event(.dropped(m.messageUId, _, nil, .chatroomQuota)) = $0 { return true }
-                    return false
+                // A silent drop (quota, sensitive word) follows its messageAccepted in the same effects.
+                let dropReason = serverEffects[(i + 1)...].prefix(3).lazy.compactMap { e -> DropReason? in
+                    if case .event(.dropped(m.messageUId, _, nil, let r)) = e { return r }
+                    return nil
+                }.first
+                // A sensitive word is filtered before the quota (it takes no slot).
+                if m.senderDeviceId != nil, dropReason != .sensitiveWord {
+                    quota(world, accepted: m, dropped: dropReason == .chatroomQuota)
                 }
-                if m.senderDeviceId != nil { quota(world, accepted: m, dropped: dropped) }
                 guard !m.flags.isStatus else { continue }
                 var h = history[m.conversation.targetId, default: []]
                 h.append((m.messageUId, m.senderDeviceId))
-                if h.count > 50 { h.removeFirst(h.count - 50) }
+                let ring = max(0, knobs(world).historySize)
+                if h.count > ring { h.removeFirst(h.count - ring) }
                 history[m.conversation.targetId] = h
             case .dropped(let uid?, let conv, nil, _) where conv.type == .chatroom:
                 history[conv.targetId]?.removeAll { $0.uid == uid }
@@ -308,7 +358,9 @@ final class ChatroomOracle: Oracle {
                 guard chrmPullsInFlight[dev]?.isEmpty == false, chrmPullsInFlight[dev]!.removeFirst(),
                       let d = world.deviceIndex(dev), let room = inRoom[d] else { continue }
                 let n = joinCount[d] ?? 10
-                let want = n < 0 ? 0 : n == 0 ? 10 : min(Int(n), 50)
+                // im-semantics §6: -1 none, 0 the default 10, else that many up to the SDK's
+                // maximum (50; the client knob `chatroomJoinMaxCount`); the ring bounds it too.
+                let want = n < 0 ? 0 : n == 0 ? 10 : min(Int(n), Int(world.clientConfig.chatroomJoinMaxCount))
                 // A device's own messages are already in its store; the pull leaves them out.
                 let h = history[room, default: []].filter { $0.device != dev }.map(\.uid)
                 let expected = Array(h.suffix(want))

@@ -26,8 +26,9 @@ struct ChatroomRuleModel {
     /// After a server restart the attributes it kept have unknown creators: no KV checks.
     private var kvUnknown = false
 
-    static let maxKeys = 100
-    static let maxKeyLength = 128
+    /// The scenario's knobs (`kvMaxKeys`, `kvMaxKeyLength`; im-semantics §6 defaults 100 / 128).
+    var maxKeys = 100
+    var maxKeyLength = 128
 
     // MARK: Membership and the offline rule
 
@@ -134,11 +135,11 @@ struct ChatroomRuleModel {
         }
         if creator == nil {
             keyCreator[room, default: [:]][key] = user
-            if key.utf8.count > Self.maxKeyLength || key.isEmpty || !key.utf8.allSatisfy(Self.isKeyByte) {
-                problems.append("key \"\(key)\" accepted: keys are 1–\(Self.maxKeyLength) chars of [A-Za-z0-9+=_-] (23423/33003)")
+            if key.utf8.count > maxKeyLength || key.isEmpty || !key.utf8.allSatisfy(Self.isKeyByte) {
+                problems.append("key \"\(key)\" accepted: keys are 1–\(maxKeyLength) chars of [A-Za-z0-9+=_-] (23423/33003)")
             }
             let n = keyCreator[room]!.count
-            if n > Self.maxKeys { problems.append("room holds \(n) keys, more than \(Self.maxKeys) (23423 expected)") }
+            if n > maxKeys { problems.append("room holds \(n) keys, more than \(maxKeys) (23423 expected)") }
         }
         return problems
     }

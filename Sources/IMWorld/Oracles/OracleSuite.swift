@@ -39,6 +39,10 @@ public final class OracleSuite: WorldObserver {
     weak var world: World?
     /// Kernel index of the event being dispatched.
     public private(set) var eventIndex: UInt64 = 0
+    /// The frames the input being handled completed on its device's connection (decoded once
+    /// here, before the oracles see the input).
+    public private(set) var inboundFrames: [Frame] = []
+    private var inbound: InboundFrames?
     /// Called with every violation as it is reported (the trace recorder writes it).
     public var onViolation: ((Violation) -> Void)?
 
@@ -89,6 +93,8 @@ public final class OracleSuite: WorldObserver {
     }
 
     public func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
+        if inbound == nil { inbound = InboundFrames(config: world.clientConfig) }
+        inboundFrames = inbound!.frames(device: device, input: input)
         switch input {
         case .api(.resend): coverage.hit("resend")
         case .api(.recall): coverage.hit("recall")
