@@ -36,7 +36,7 @@ public enum ClientBenchmark {
         var d = RMTPDownStreamMessage()
         let peer = "user\(i % conversations)"
         d.fromUserID = peer
-        d.type = .person
+        d.type = ConversationType.privateChat.rawValue
         d.classname = "RC:TxtMsg"
         d.contentBytes = Array(#"{"content":"message \#(i) from \#(peer)","extra":""}"#.utf8)
         d.dataTime = 1_700_000_000_000 + Int64(i)

@@ -23,10 +23,8 @@ extension ClientCore {
         guard session != nil else {
             return out.callback(.chatroomJoinFailed(roomId: roomId, code: ClientErrorCode.notConnected))
         }
-        if !config.allowMultipleChatrooms {
-            // One room at a time: joining another quits the first.
-            for other in rooms.roomIds where other != roomId { quitChatroom(other) }
-        }
+        // One room at a time: joining another quits the first — only once the new join has
+        // succeeded (im-semantics §6; `joinAnswered`). A failed join leaves the old room as it was.
         var input = RMTPChrmInput()
         input.nothing = existing ? 2 : 0
         let kind: JoinKind = existing ? .joinExisting : .join
@@ -56,6 +54,11 @@ extension ClientCore {
         room.needsRejoin = false
         room.rejoinForgotten = false
         rooms.insert(room)
+        if kind != .rejoin, !config.allowMultipleChatrooms {
+            // The new join succeeded: now the previous room is quit (the server already moved the
+            // member; the exitChrm is for a server that allows several rooms).
+            for other in rooms.roomIds where other != roomId && !(rooms[other]?.isPendingNewJoin ?? false) { quitChatroom(other) }
+        }
         out.note(.chatroomState(roomId: roomId, joined: true))
         if kind == .rejoin {
             // Rejoined after a reconnect: pull what was missed from the room cursor, refresh KV.
@@ -236,7 +239,9 @@ extension ClientCore {
                                   reason: "dataTime \(m.dataTime) older than room cursor \(room.cursor)"))
                 continue
             }
-            if let uid = m.messageUId, room.joinCache.contains(uid) {
+            // The id cache is the join pull's only (wire-protocol §4): incremental pulls rely on
+            // the cursor alone, as the public client does.
+            if isJoinPull, let uid = m.messageUId, room.joinCache.contains(uid) {
                 out.note(.skipped(messageUId: uid, conversation: m.conversation, reason: "in the join pull's id cache"))
                 continue
             }

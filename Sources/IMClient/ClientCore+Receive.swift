@@ -67,7 +67,7 @@ extension ClientCore {
             type = c.conversationType
             target = c.targetId
         }
-        d.type = RMTPChannelType(type)
+        d.type = type.rawValue
         d.groupID = target
         directDelivery(IncomingMessage(d), path: "sync echo")
     }

@@ -117,12 +117,26 @@ extension ClientCore {
         if send.messageId != 0 { unsentOwnRows[send.clientUniqueId] = send.messageId }
     }
 
+    /// The SDK sends `RC:TypSts` at most once per 6 s per conversation (im-semantics §2).
+    static let typingStatusIntervalMs: Int64 = 6_000
+
     /// STATUS types (typing): qos 0 on the `…S` topic, never stored, no PUBACK; the result is
-    /// reported at once (messageId 0).
+    /// reported at once (messageId 0). A typing status within 6 s of the last one to the same
+    /// conversation is skipped silently, as the SDK does.
     private mutating func sendStatus(to conversation: ConversationKey, objectName: String, content: String) {
         guard session != nil, let topic = Topic.send(to: conversation.type, status: true) else {
             out.callback(.sendResult(messageId: 0, messageUId: nil, sentTime: 0, error: ClientErrorCode.notConnected))
             return
+        }
+        if objectName == TypingStatusContent.objectName {
+            let t = now.milliseconds
+            if let last = lastTypingSentAt[conversation], t - last < Self.typingStatusIntervalMs, t >= last {
+                out.note(.ignored(input: "send \(objectName) to \(conversation)",
+                                  reason: "typing status at most once per 6 s per conversation (last \(t - last) ms ago)"))
+                out.callback(.sendResult(messageId: 0, messageUId: nil, sentTime: 0, error: nil))
+                return
+            }
+            lastTypingSentAt[conversation] = t
         }
         var up = RMTPUpStreamMessage()
         up.sessionID = UpStreamFlags(persistent: .status).rawValue

@@ -36,6 +36,8 @@ public struct ClientCore {
     var unsentOwnRows: [Int64: Int64] = [:]
     /// Bug B5: per-conversation offset pagers of local history.
     var historyPagers: [ConversationKey: Int] = [:]
+    /// Local time of the last typing status sent per conversation (at most one per 6 s).
+    var lastTypingSentAt: [ConversationKey: Int64] = [:]
     /// `clientUniqueId >> 31` of every message this device sends (a stable hash of user+device).
     let deviceTag: Int64
     private var startedUp = false

@@ -66,10 +66,10 @@ struct OnlineUser: Sendable {
 }
 
 extension Platform {
-    /// Fan-out order: mobile, desktop, web.
+    /// Fan-out order and platform class: mobile (iOS, Android), desktop, web.
     var rank: Int {
         switch self {
-        case .mobile: 0
+        case .mobile, .ios, .android: 0
         case .desktop: 1
         case .web: 2
         }

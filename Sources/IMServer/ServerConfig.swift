@@ -12,7 +12,11 @@ public struct ServerConfig: Sendable, Hashable {
     public var delivery: Delivery = .direct
     public var pullPageSize = 50
     public var multiDeviceSync = true
+    /// A new device gets the messages of the current calendar day from 00:00 (server time zone),
+    /// extended to this many calendar days (1–7; im-semantics §5) — not a rolling 24 h window.
     public var newDeviceHistoryDays = 1
+    /// The server's time zone for calendar days: minutes east of UTC (RongCloud China: UTC+8).
+    public var serverUtcOffsetMinutes = 480
     public var sessionIdleTimeout: SimDuration = .seconds(90)
     public var connectDeadline: SimDuration = .seconds(10)
     public var queryAckRetry: SimDuration = .seconds(5)
@@ -59,6 +63,9 @@ public struct ChatroomConfig: Sendable, Hashable {
     public var offlineKickWindowMs: Int64 = 30_000
     public var offlineKickMessages = 31
     public var autoDestroyAfterMs: Int64 = 3_600_000
+    /// The guide's other reading of auto-destroy: members leaving count as activity too (joins
+    /// always do). Off by default (im-semantics §6).
+    public var autoDestroyCountsLeaving = false
     public var kvMaxKeys = 100
     public var kvOpsPerSecond = 100
 

@@ -152,6 +152,7 @@ extension ServerCore {
             store.userRooms[user] = rooms.isEmpty ? nil : rooms
         }
         emit(.chatroomLeft(roomId: roomId, userId: user, reason: reason))
+        if config.chatroom.autoDestroyCountsLeaving, reason != .destroyed { store.rooms[roomId]!.lastActivity = now }
         if reason == .offlineKick { store.rooms[roomId]!.offlineKickedAt[user] = now }
         if reason != .destroyed { removeAutoDeleteKeys(room: roomId, user: user, now: now) }
     }

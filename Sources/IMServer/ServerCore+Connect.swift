@@ -34,16 +34,17 @@ extension ServerCore {
             if held.deviceId == deviceId {
                 // The same device again: its old connection is half-open. Replace it quietly.
                 endConnection(holder, reason: .replaced, now: now, closeTransport: true)
-            } else if c.isReconnect && (c.reconnectKickEnable || !config.bugs.contains(.b12)) {
-                // A stale device (another device took the slot while it was away) reconnecting:
-                // refused — the app asked for it (reconnectKickEnable) or the server protects the
-                // device in use (B12 off). The client reports 31023.
+            } else if c.isReconnect && c.reconnectKickEnable && !config.bugs.contains(.b12) {
+                // A device in automatic retry whose app set reconnectKickEnable finds another
+                // session in its slot: refused, the device in use stays (im-semantics §5). The
+                // client reports 31023 and stops retrying. B12: the setting is not honoured.
                 emit(.reconnectRefused(id, userId: userId, deviceId: deviceId, activeDeviceId: held.deviceId))
                 write(id, [.connack(Frame.Connack(statusCode: Frame.Connack.otherDeviceLoggedInStatusCode))])
                 endConnection(id, reason: .transportClosed, now: now, closeTransport: true)
                 return
             } else {
-                // A newer login kicks the older session — and with B12 on, so does a stale reconnect.
+                // A newer login kicks the older session; so does a retry (reconnectKickEnable off,
+                // the documented default race — or B12, the setting not honoured).
                 kick(holder, byDeviceId: deviceId, now: now)
             }
         }
@@ -82,7 +83,7 @@ extension ServerCore {
         // Only a *new* device of a user who already has one is limited (multi-device sync); the
         // first device of a user gets the whole offline inbox.
         let limited = config.multiDeviceSync && !user.devices.isEmpty
-        let floor = limited ? now - rules.newDeviceHistoryMs : Int64.min
+        let floor = limited ? rules.newDeviceHistoryFloor(now: now) : Int64.min
         user.devices.append(DeviceRecord(deviceId: deviceId, historyFloor: floor))
         store.users[userId] = user
         if limited {

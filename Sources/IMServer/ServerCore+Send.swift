@@ -184,7 +184,7 @@ extension ServerCore {
                             allowEqual: config.allowEqualDataTime, log: cloud) { dataTime in
             var d = RMTPDownStreamMessage()
             d.fromUserID = sender
-            d.type = RMTPChannelType(conversation.type)
+            d.type = conversation.type.rawValue
             if conversation.type == .group || conversation.type == .chatroom { d.groupID = conversation.targetId }
             d.classname = objectName
             d.contentBytes = content
@@ -294,7 +294,7 @@ extension ServerCore {
     mutating func deliverStatus(_ req: SendRequest, to recipients: [String], now: Int64) {
         var d = RMTPDownStreamMessage()
         d.fromUserID = req.session.userId
-        d.type = RMTPChannelType(req.conversation.type)
+        d.type = req.conversation.type.rawValue
         if req.conversation.type != .privateChat { d.groupID = req.conversation.targetId }
         d.classname = req.up.classname
         d.contentBytes = req.content

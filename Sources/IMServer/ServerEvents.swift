@@ -36,7 +36,7 @@ public enum ServerEvent: Sendable, Hashable {
     /// out of place); the connection is closed next (`sessionClosed(.protocolError)`).
     case protocolError(ConnectionID, description: String)
     /// A reconnect (CONNECT flag 0x04) was refused with CONNACK status 23 because another device of
-    /// the same platform class holds the session (reconnectKickEnable, or a stale device with B12 off).
+    /// the same platform class holds the session and the app set reconnectKickEnable (im-semantics §5).
     case reconnectRefused(ConnectionID, userId: String, deviceId: String, activeDeviceId: String)
     /// A QUERY was answered with a non-zero status (join 23410, KV 23424, history 22406, …).
     case queryRejected(ConnectionID, userId: String, topic: String, targetId: String, code: Int32)

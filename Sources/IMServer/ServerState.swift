@@ -90,7 +90,8 @@ struct RoutingRules: Sendable {
     let lowPriorityTypes: Set<String>
     let whitelistTypes: Set<String>
     let retentionMs: Int64
-    let newDeviceHistoryMs: Int64
+    let newDeviceHistoryDays: Int64
+    let utcOffsetMs: Int64
     let idleTimeoutMs: Int64
 
     init(_ c: ServerConfig) {
@@ -100,8 +101,18 @@ struct RoutingRules: Sendable {
         lowPriorityTypes = Set(c.chatroom.lowPriorityTypes)
         whitelistTypes = Set(c.chatroom.whitelistTypes)
         retentionMs = Int64(max(0, c.offlineRetentionDays)) * 86_400_000
-        newDeviceHistoryMs = Int64(max(0, c.newDeviceHistoryDays)) * 86_400_000
+        newDeviceHistoryDays = Int64(min(7, max(1, c.newDeviceHistoryDays)))
+        utcOffsetMs = Int64(c.serverUtcOffsetMinutes) * 60_000
         idleTimeoutMs = c.sessionIdleTimeout.nanoseconds / 1_000_000
+    }
+
+    /// The oldest dataTime a new device gets: 00:00 of the current calendar day in the server's
+    /// time zone, `newDeviceHistoryDays - 1` days further back (im-semantics §5: "今天(当天 0 点)").
+    func newDeviceHistoryFloor(now: Int64) -> Int64 {
+        let day: Int64 = 86_400_000
+        let local = now + utcOffsetMs
+        let startOfDay = local - ((local % day) + day) % day
+        return startOfDay - utcOffsetMs - (newDeviceHistoryDays - 1) * day
     }
 
     /// Byte-level substring match on the content (the JSON text as sent).

@@ -33,7 +33,7 @@ public enum BugSwitch: String, Sendable, Hashable, Codable, CaseIterable, Compar
         case .B9: "offline > 30 s (or 31 messages) → kicked; rejoin pulls at most 50 → silent loss"
         case .B10: "a send that failed while offline produces a duplicate conversation"
         case .B11: "backoff not reset on network change / foreground → reconnect up to 64 s late"
-        case .B12: "late reconnect of a stale device kicks the device in active use"
+        case .B12: "reconnectKickEnable = true not honoured: a retrying device still kicks the mobile device in use"
         case .B13: "low-priority chatroom messages take reserved high slots → high-priority drops"
         case .B14: "recall of an unread message does not decrement unread → badge drift"
         }

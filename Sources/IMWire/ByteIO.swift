@@ -1,4 +1,5 @@
-// Primitive fields (wire-protocol §1.3): all big-endian. String = u16 length + UTF-8.
+// Primitive fields (wire-protocol §1.3): all big-endian. String = u16 length + UTF-8, or CESU-8
+// (surrogates as 3-byte sequences, what the official web clients write for non-BMP characters).
 // The reader works on an unsafe buffer (no per-byte allocation, no bounds-check traps: every read
 // is checked and answers a typed error instead); the writer appends to a [UInt8].
 
@@ -8,11 +9,15 @@ struct ByteReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index: Int
     let origin: Int
+    /// Liberal decoding (as the official decoders): trailing bytes become a note, not an error.
+    let lenient: Bool
+    var notes: [WireNote] = []
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, origin: Int) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, origin: Int, lenient: Bool = false) {
         self.bytes = bytes
         self.index = 0
         self.origin = origin
+        self.lenient = lenient
     }
 
     var remaining: Int { bytes.count - index }
@@ -64,8 +69,8 @@ struct ByteReader {
             return ""
         }
         let slice = UnsafeBufferPointer(rebasing: bytes[start..<start + n])
-        guard let s = FastUTF8.string(slice) else {
-            throw .badUTF8(field: "\(field)", offset: origin + start + Self.firstInvalidUTF8(slice))
+        guard let s = FastUTF8.string(slice) ?? CESU8.decode(slice) else {
+            throw .badUTF8(field: "\(field)", offset: origin + start + CESU8.firstInvalid(slice))
         }
         index = start + n
         return s
@@ -77,8 +82,12 @@ struct ByteReader {
         return remaining == 0 ? [] : Array(UnsafeBufferPointer(rebasing: bytes[index...]))
     }
 
-    func expectEnd() throws(WireError) {
-        if remaining != 0 { throw .trailingBytes(count: remaining, offset: offset) }
+    /// The end of a fixed-layout frame: extra bytes are an error, or (lenient) a note.
+    mutating func expectEnd() throws(WireError) {
+        guard remaining != 0 else { return }
+        guard lenient else { throw .trailingBytes(count: remaining, offset: offset) }
+        notes.append(.trailingBytesIgnored(count: remaining, offset: offset))
+        index = bytes.count
     }
 
     /// Index of the first byte where UTF-8 decoding fails (for the error offset).
@@ -114,21 +123,131 @@ extension Array where Element == UInt8 {
         for shift in stride(from: 56, through: 0, by: -8) { append(UInt8(truncatingIfNeeded: u >> UInt64(shift))) }
     }
 
-    /// u16 length + UTF-8 bytes. The length was checked by `WireString.size`.
-    mutating func appendString(_ s: String) {
+    /// u16 length + the string's bytes in `encoding`. The length was checked by `WireString.size`.
+    mutating func appendString(_ s: String, _ encoding: WireStringEncoding = .utf8) {
         var s = s
         s.withUTF8 { utf8 in
-            appendU16(UInt16(truncatingIfNeeded: utf8.count))
-            append(contentsOf: utf8)
+            let extra = encoding == .cesu8 ? CESU8.extraBytes(utf8) : 0
+            appendU16(UInt16(truncatingIfNeeded: utf8.count + extra))
+            if extra == 0 { append(contentsOf: utf8) } else { CESU8.append(utf8, to: &self) }
         }
     }
 }
 
 enum WireString {
-    /// Encoded size of a string field (2 + UTF-8 length), or `.stringTooLong`.
-    static func size(_ s: String, _ field: StaticString) throws(WireError) -> Int {
-        let n = s.utf8.count
+    /// Encoded size of a string field (2 + its length in `encoding`), or `.stringTooLong`.
+    static func size(_ s: String, _ field: StaticString, _ encoding: WireStringEncoding = .utf8) throws(WireError) -> Int {
+        var n = s.utf8.count
+        if encoding == .cesu8, n > 0 {
+            var s = s
+            n += s.withUTF8 { CESU8.extraBytes($0) }
+        }
         if n > Int(UInt16.max) { throw .stringTooLong(field: "\(field)", length: n) }
         return 2 + n
+    }
+}
+
+/// How header strings (topic, targetId, userId, messageUId…) are written (wire-protocol §1.3).
+/// Both are always accepted when decoding.
+public enum WireStringEncoding: String, Sendable, Hashable, CaseIterable {
+    /// What the official web clients write: a character outside the BMP as its two UTF-16
+    /// surrogates, 3 bytes each ("a😀" → `61 eda0bd edb880`). Identical to UTF-8 for BMP text.
+    case cesu8
+    /// Standard UTF-8 (4-byte sequences).
+    case utf8
+}
+
+/// CESU-8 / Java's "modified UTF-8" (wire-protocol §1.3): decoding (surrogate pairs, and `C0 80`
+/// for U+0000) and encoding (surrogate pairs; U+0000 stays `00`).
+enum CESU8 {
+    /// Bytes CESU-8 adds over UTF-8: 2 per 4-byte sequence (each becomes 6 bytes).
+    static func extraBytes(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+        var k = 0
+        for b in utf8 where b >= 0xF0 { k += 1 }
+        return 2 * k
+    }
+
+    /// Appends `utf8` with every 4-byte sequence rewritten as two 3-byte surrogates.
+    static func append(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var i = 0
+        while i < utf8.count {
+            let b = utf8[i]
+            guard b >= 0xF0, i + 3 < utf8.count else {
+                out.append(b)
+                i += 1
+                continue
+            }
+            let scalar = UInt32(b & 0x07) << 18 | UInt32(utf8[i + 1] & 0x3F) << 12
+                | UInt32(utf8[i + 2] & 0x3F) << 6 | UInt32(utf8[i + 3] & 0x3F)
+            let v = scalar - 0x10000
+            appendThree(0xD800 | (v >> 10), to: &out)
+            appendThree(0xDC00 | (v & 0x3FF), to: &out)
+            i += 4
+        }
+    }
+
+    private static func appendThree(_ u: UInt32, to out: inout [UInt8]) {
+        out.append(UInt8(0xE0 | (u >> 12)))
+        out.append(UInt8(0x80 | ((u >> 6) & 0x3F)))
+        out.append(UInt8(0x80 | (u & 0x3F)))
+    }
+
+    /// Decodes text that is valid UTF-8 except for CESU-8 surrogate pairs and `C0 80`; nil
+    /// when anything else is wrong (a lone surrogate included).
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var scalars = String.UnicodeScalarView()
+        var i = 0
+        while i < bytes.count {
+            guard let (scalar, length) = scalar(bytes, at: i) else { return nil }
+            scalars.append(scalar)
+            i += length
+        }
+        return String(scalars)
+    }
+
+    /// Offset of the first byte neither UTF-8 nor CESU-8 can read.
+    static func firstInvalid(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var i = 0
+        while i < bytes.count {
+            guard let (_, length) = scalar(bytes, at: i) else { return i }
+            i += length
+        }
+        return i
+    }
+
+    /// One scalar at `i`: a UTF-8 sequence, a CESU-8 surrogate pair (6 bytes) or `C0 80`.
+    private static func scalar(_ b: UnsafeBufferPointer<UInt8>, at i: Int) -> (Unicode.Scalar, Int)? {
+        func cont(_ k: Int) -> UInt32? {
+            guard k < b.count, b[k] & 0xC0 == 0x80 else { return nil }
+            return UInt32(b[k] & 0x3F)
+        }
+        let b0 = b[i]
+        switch b0 {
+        case 0x00...0x7F:
+            return (Unicode.Scalar(b0), 1)
+        case 0xC0:
+            return b.count > i + 1 && b[i + 1] == 0x80 ? (Unicode.Scalar(0), 2) : nil
+        case 0xC2...0xDF:
+            guard let c1 = cont(i + 1) else { return nil }
+            return Unicode.Scalar(UInt32(b0 & 0x1F) << 6 | c1).map { ($0, 2) }
+        case 0xE0...0xEF:
+            guard let c1 = cont(i + 1), let c2 = cont(i + 2) else { return nil }
+            let u = UInt32(b0 & 0x0F) << 12 | c1 << 6 | c2
+            if u < 0x800 { return nil }                      // overlong
+            if (0xD800...0xDBFF).contains(u) {              // high surrogate: a low one must follow
+                guard i + 5 < b.count, b[i + 3] == 0xED, let d1 = cont(i + 4), let d2 = cont(i + 5) else { return nil }
+                let low = 0xD000 | d1 << 6 | d2
+                guard (0xDC00...0xDFFF).contains(low) else { return nil }
+                return Unicode.Scalar(0x10000 + ((u - 0xD800) << 10) + (low - 0xDC00)).map { ($0, 6) }
+            }
+            return Unicode.Scalar(u).map { ($0, 3) }        // nil for a lone low surrogate
+        case 0xF0...0xF4:
+            guard let c1 = cont(i + 1), let c2 = cont(i + 2), let c3 = cont(i + 3) else { return nil }
+            let u = UInt32(b0 & 0x07) << 18 | c1 << 12 | c2 << 6 | c3
+            guard u >= 0x10000 else { return nil }
+            return Unicode.Scalar(u).map { ($0, 4) }
+        default:
+            return nil
+        }
     }
 }

@@ -2,35 +2,75 @@
 // Client, server, store and world all speak these words; the numbers are contract.
 
 /// Conversation type = wire `ChannelType` number.
-public enum ConversationType: Int32, Sendable, Hashable, Comparable, Codable, CaseIterable, CustomStringConvertible {
-    case privateChat = 1      // PERSON
-    case discussion = 2       // PERSONS (legacy)
-    case group = 3            // GROUP
-    case chatroom = 4         // TEMPGROUP
-    case customerService = 5  // CUSTOMERSERVICE
-    case system = 6           // NOTIFY
-    case mc = 7               // MC
-    case mp = 8               // MP
+///
+/// A struct, not an enum: the official SDKs know more types than the model simulates (12 = RTC
+/// room, im-semantics §1), and a received message of such a type is kept and passed on as its
+/// number. `allCases` lists the types the wire schema names (1–8).
+public struct ConversationType: RawRepresentable, Sendable, Hashable, Comparable, Codable, CaseIterable, CustomStringConvertible {
+    public let rawValue: Int32
+
+    /// Any positive channel number (0 and negatives are not types).
+    public init?(rawValue: Int32) {
+        guard rawValue > 0 else { return nil }
+        self.rawValue = rawValue
+    }
+
+    private init(_ raw: Int32) { rawValue = raw }
+
+    public static let privateChat = ConversationType(1)      // PERSON
+    public static let discussion = ConversationType(2)       // PERSONS (legacy)
+    public static let group = ConversationType(3)            // GROUP
+    public static let chatroom = ConversationType(4)         // TEMPGROUP
+    public static let customerService = ConversationType(5)  // CUSTOMERSERVICE
+    public static let system = ConversationType(6)           // NOTIFY
+    public static let mc = ConversationType(7)               // MC
+    public static let mp = ConversationType(8)               // MP
+
+    public static let allCases: [ConversationType] = [.privateChat, .discussion, .group, .chatroom,
+                                                      .customerService, .system, .mc, .mp]
+
+    /// False for a number the wire schema does not name (e.g. 12): carried, never simulated.
+    public var isNamed: Bool { (1...8).contains(rawValue) }
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
+    /// `private`, `group`… and `type12` for a number the schema does not name.
     public var description: String {
-        switch self {
-        case .privateChat: "private"
-        case .discussion: "discussion"
-        case .group: "group"
-        case .chatroom: "chatroom"
-        case .customerService: "customerService"
-        case .system: "system"
-        case .mc: "mc"
-        case .mp: "mp"
+        switch rawValue {
+        case 1: "private"
+        case 2: "discussion"
+        case 3: "group"
+        case 4: "chatroom"
+        case 5: "customerService"
+        case 6: "system"
+        case 7: "mc"
+        case 8: "mp"
+        default: "type\(rawValue)"
         }
     }
 
-    /// Parses the names used in scenario files and CLI filters (`private`, `group`, `chatroom`…).
+    /// Parses the names used in scenario files and CLI filters (`private`, `group`, `chatroom`…,
+    /// `type12`).
     public init?(name: String) {
-        guard let t = Self.allCases.first(where: { $0.description == name }) else { return nil }
-        self = t
+        if let t = Self.allCases.first(where: { $0.description == name }) {
+            self = t
+        } else if name.hasPrefix("type"), let n = Int32(name.dropFirst(4)), n > 0, "type\(n)" == name {
+            self.init(n)
+        } else {
+            return nil
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let n = try c.decode(Int32.self)
+        guard n > 0 else { throw DecodingError.dataCorruptedError(in: c, debugDescription: "conversation type \(n) is not positive") }
+        self.init(n)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
     }
 }
 
@@ -130,10 +170,21 @@ public enum ConnectionStatus: Int32, Sendable, Hashable, Codable, CustomStringCo
 }
 
 /// Device platform; the server allows one session per platform class per user by default.
+/// iOS and Android are both of the mobile class (one mobile session), but behave differently
+/// where the docs say so: the 2-minute background close is iOS's (im-semantics §5). `mobile` is
+/// the older generic name and behaves as iOS.
 public enum Platform: String, Sendable, Hashable, Codable, CaseIterable {
     case mobile
     case desktop
     case web
+    case ios
+    case android
+
+    /// The mobile class of the one-mobile-session rule.
+    public var isMobile: Bool { self == .mobile || self == .ios || self == .android }
+
+    /// The SDK closes the connection a while after the app goes to the background (iOS).
+    public var closesInBackground: Bool { self == .mobile || self == .ios }
 }
 
 /// Error codes surfaced to the app (im-semantics §2, §5, §6, §7). Raw values are contract.

@@ -73,7 +73,7 @@ enum FastProto {
 
     static func writeDownStream(_ m: RMTPDownStreamMessage, into w: inout Writer) {
         w.string(1, m.fromUserID)
-        w.varint(2, UInt64(m.type.rawValue))
+        w.varint(2, UInt64(bitPattern: Int64(m.type)))
         if m.hasGroupID { w.string(3, m.groupID) }
         w.string(4, m.classname)
         w.bytes(5, m.content)
@@ -90,7 +90,7 @@ enum FastProto {
     static func downStreamSize(_ m: RMTPDownStreamMessage) -> Int {
         func str(_ n: Int) -> Int { 1 + varintSize(UInt64(n)) + n }
         func v(_ x: UInt64) -> Int { 1 + varintSize(x) }
-        var n = str(m.fromUserID.utf8.count) + v(UInt64(m.type.rawValue)) + str(m.classname.utf8.count)
+        var n = str(m.fromUserID.utf8.count) + v(UInt64(bitPattern: Int64(m.type))) + str(m.classname.utf8.count)
             + str(m.content.count) + v(UInt64(bitPattern: m.dataTime)) + v(UInt64(bitPattern: m.status))
         if m.hasGroupID { n += str(m.groupID.utf8.count) }
         if m.hasExtra { n += v(UInt64(bitPattern: m.extra)) }
@@ -251,8 +251,8 @@ enum FastProto {
                 switch (field, wire) {
                 case (1, 2): guard let s = string() else { return nil }; m.fromUserID = s
                 case (2, 0):
-                    guard let v = varint(), let t = RMTPChannelType(rawValue: Int(Int32(truncatingIfNeeded: v))) else { return nil }
-                    m.type = t
+                    guard let v = varint() else { return nil }
+                    m.type = Int32(truncatingIfNeeded: v)
                 case (3, 2): guard let s = string() else { return nil }; m.groupID = s
                 case (4, 2): guard let s = string() else { return nil }; m.classname = s
                 case (5, 2): guard let d = data() else { return nil }; m.content = d

@@ -4,25 +4,25 @@
 
 enum FrameCodec {
     /// Bytes `writePayload` will append (so stream framing can write its length first, no copy).
-    static func payloadSize(_ frame: Frame, _ direction: WireDirection) throws(WireError) -> Int {
+    static func payloadSize(_ frame: Frame, _ direction: WireDirection, _ e: WireStringEncoding = .cesu8) throws(WireError) -> Int {
         switch frame {
         case .connect(let c):
-            var n = try WireString.size(c.protocolName, "protocolName") + 1 + 1 + 2
-            n += try WireString.size(c.clientId, "clientId")
-            if let k = c.appKey { n += try WireString.size(k, "appKey") }
-            if let t = c.token { n += try WireString.size(t, "token") }
+            var n = try WireString.size(c.protocolName, "protocolName", e) + 1 + 1 + 2
+            n += try WireString.size(c.clientId, "clientId", e)
+            if let k = c.appKey { n += try WireString.size(k, "appKey", e) }
+            if let t = c.token { n += try WireString.size(t, "token", e) }
             return n
         case .connack(let c):
             guard let s = c.session else { return 2 }
-            return try 2 + WireString.size(s.userId, "userId") + WireString.size(s.sessionId, "sessionId") + 8
+            return try 2 + WireString.size(s.userId, "userId", e) + WireString.size(s.sessionId, "sessionId", e) + 8
         case .publish(let p):
-            return try (direction == .serverToClient ? 4 : 0) + WireString.size(p.topic, "topic")
-                + WireString.size(p.targetId, "targetId") + 2 + p.body.count
+            return try (direction == .serverToClient ? 4 : 0) + WireString.size(p.topic, "topic", e)
+                + WireString.size(p.targetId, "targetId", e) + 2 + p.body.count
         case .puback(let p):
             guard direction == .serverToClient else { return 2 }
-            return try 2 + 4 + 2 + 2 + WireString.size(p.messageUId, "messageUId")
+            return try 2 + 4 + 2 + 2 + WireString.size(p.messageUId, "messageUId", e)
         case .query(let q):
-            return try WireString.size(q.topic, "topic") + WireString.size(q.targetId, "targetId") + 2 + q.body.count
+            return try WireString.size(q.topic, "topic", e) + WireString.size(q.targetId, "targetId", e) + 2 + q.body.count
         case .queryAck(let q):
             return 2 + 4 + 2 + q.body.count
         case .queryConfirm:
@@ -37,28 +37,28 @@ enum FrameCodec {
     }
 
     /// Appends the payload. Call `payloadSize` first: it validates the string lengths.
-    static func writePayload(_ frame: Frame, _ direction: WireDirection, into out: inout [UInt8]) {
+    static func writePayload(_ frame: Frame, _ direction: WireDirection, _ e: WireStringEncoding = .cesu8, into out: inout [UInt8]) {
         switch frame {
         case .connect(let c):
-            out.appendString(c.protocolName)
+            out.appendString(c.protocolName, e)
             out.append(c.protocolVersion)
             out.append(c.connectFlags)
             out.appendU16(c.keepAlive)
-            out.appendString(c.clientId)
-            if let k = c.appKey { out.appendString(k) }
-            if let t = c.token { out.appendString(t) }
+            out.appendString(c.clientId, e)
+            if let k = c.appKey { out.appendString(k, e) }
+            if let t = c.token { out.appendString(t, e) }
         case .connack(let c):
             out.append(c.reserved)
             out.append(c.statusCode)
             if let s = c.session {
-                out.appendString(s.userId)
-                out.appendString(s.sessionId)
+                out.appendString(s.userId, e)
+                out.appendString(s.sessionId, e)
                 out.appendI64(s.timestamp)
             }
         case .publish(let p):
             if direction == .serverToClient { out.appendU32(p.date) }
-            out.appendString(p.topic)
-            out.appendString(p.targetId)
+            out.appendString(p.topic, e)
+            out.appendString(p.targetId, e)
             out.appendU16(p.messageId)
             out.append(contentsOf: p.body)
         case .puback(let p):
@@ -67,11 +67,11 @@ enum FrameCodec {
                 out.appendU32(p.date)
                 out.appendU16(p.status)
                 out.appendU16(p.millis)
-                out.appendString(p.messageUId)
+                out.appendString(p.messageUId, e)
             }
         case .query(let q):
-            out.appendString(q.topic)
-            out.appendString(q.targetId)
+            out.appendString(q.topic, e)
+            out.appendString(q.targetId, e)
             out.appendU16(q.messageId)
             out.append(contentsOf: q.body)
         case .queryAck(let q):
@@ -94,7 +94,17 @@ enum FrameCodec {
     /// Decodes one payload. `payloadOrigin` is the offset of `payload[0]` for error messages.
     static func decode(type: FrameType, flags: FrameFlags, payload: UnsafeBufferPointer<UInt8>,
                        direction: WireDirection, payloadOrigin: Int) throws(WireError) -> Frame {
-        var r = ByteReader(payload, origin: payloadOrigin)
+        var notes: [WireNote] = []
+        return try decode(type: type, flags: flags, payload: payload, direction: direction,
+                          payloadOrigin: payloadOrigin, lenient: false, notes: &notes)
+    }
+
+    /// Decodes one payload; `lenient` accepts extra bytes after fixed-layout frames, with a note.
+    static func decode(type: FrameType, flags: FrameFlags, payload: UnsafeBufferPointer<UInt8>,
+                       direction: WireDirection, payloadOrigin: Int, lenient: Bool,
+                       notes: inout [WireNote]) throws(WireError) -> Frame {
+        var r = ByteReader(payload, origin: payloadOrigin, lenient: lenient)
+        defer { if !r.notes.isEmpty { notes += r.notes } }
         switch type {
         case .connect:
             let name = try r.string("protocolName")
@@ -117,7 +127,8 @@ enum FrameCodec {
             let reserved = try r.u8("reserved")
             let status = try r.u8("status")
             var session: Frame.Connack.Session?
-            if r.remaining > 0 {
+            // Liberal: a refusal has no session; what follows it is extra bytes (a note).
+            if r.remaining > 0, !(lenient && status != 0) {
                 let userId = try r.string("userId")
                 let sessionId = try r.string("sessionId")
                 let ts = try r.i64("timestamp")

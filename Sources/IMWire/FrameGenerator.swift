@@ -225,7 +225,7 @@ public enum FrameGenerator {
         var m = RMTPDownStreamMessage()
         let c = content(using: &rng)
         m.fromUserID = identifier(&rng)
-        m.type = channelType(&rng)
+        m.type = Int32(channelType(&rng).rawValue)
         if rng.below(2) == 0 { m.groupID = identifier(&rng) }
         m.classname = c.objectName
         m.contentBytes = (try? c.encoded()) ?? []

@@ -59,11 +59,14 @@ public enum FrameType: UInt8, Sendable, Hashable, Codable, CaseIterable, CustomS
     public var isSubscribeFamily: Bool { (8...11).contains(rawValue) }
 }
 
-/// MQTT quality of service (the two bits 1–2 of byte0). 3 is malformed.
+/// MQTT quality of service (the two bits 1–2 of byte0). 3 is malformed for a strict decoder;
+/// the official SDKs name it `Qos.DEFAULT` and their decoders accept it (a liberal decode keeps it).
 public enum QoS: UInt8, Sendable, Hashable, Codable, CaseIterable, Comparable {
     case atMostOnce = 0
     case atLeastOnce = 1
     case exactlyOnce = 2
+    /// 3: `Qos.DEFAULT` in the SDKs. Only a liberal decode produces it.
+    case sdkDefault = 3
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
@@ -91,12 +94,13 @@ public struct FrameFlags: Sendable, Hashable, Codable {
     }
 
     /// Splits byte0 into type and flags; `offset` is where byte0 sits, for the error.
-    @inlinable public static func parse(byte0: UInt8, offset: Int) throws(WireError) -> (FrameType, FrameFlags) {
+    /// `lenient` accepts QoS 3 (see `QoS.sdkDefault`); strict rejects it.
+    @inlinable public static func parse(byte0: UInt8, offset: Int, lenient: Bool = false) throws(WireError) -> (FrameType, FrameFlags) {
         guard let type = FrameType(rawValue: byte0 >> 4) else {
             throw .unknownFrameType(code: byte0 >> 4, offset: offset)
         }
         let q = (byte0 >> 1) & 0x03
-        guard let qos = QoS(rawValue: q) else { throw .invalidQoS(q, offset: offset) }
+        guard q != 3 || lenient, let qos = QoS(rawValue: q) else { throw .invalidQoS(q, offset: offset) }
         return (type, FrameFlags(dup: byte0 & 0x08 != 0, qos: qos, retain: byte0 & 0x01 != 0))
     }
 }

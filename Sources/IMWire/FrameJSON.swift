@@ -171,7 +171,7 @@ public enum FrameJSON {
             throw .badFrameDescription(field: "direction", reason: "missing (and no default direction given)")
         }
         let qosValue = try r.optionalInt("qos", UInt8.self) ?? 0
-        guard let qos = QoS(rawValue: qosValue) else { throw .badFrameDescription(field: "qos", reason: "must be 0, 1 or 2") }
+        guard let qos = QoS(rawValue: qosValue) else { throw .badFrameDescription(field: "qos", reason: "must be 0, 1, 2 or 3 (the SDKs' Qos.DEFAULT)") }
         let flags = FrameFlags(dup: try r.optionalBool("dup") ?? false, qos: qos, retain: try r.optionalBool("retain") ?? false)
         let s2c = direction == .serverToClient
         let frame: Frame

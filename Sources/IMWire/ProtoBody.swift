@@ -205,7 +205,7 @@ public struct DownStreamStatus: OptionSet, Sendable, Hashable {
 extension RMTPChannelType {
     /// The wire channel type of a conversation type (same numbers).
     public init(_ type: ConversationType) {
-        self = RMTPChannelType(rawValue: Int(type.rawValue)) ?? .person
+        self = RMTPChannelType(rawValue: Int(type.rawValue)) ?? .person  // unnamed numbers: not sent by the model
     }
 }
 
@@ -272,6 +272,7 @@ extension RMTPDownStreamMessage {
     /// The `status` flags.
     public var statusFlags: DownStreamStatus { DownStreamStatus(rawValue: status) }
 
-    /// The conversation type (`type` as a `ConversationType`).
-    public var conversationType: ConversationType { ConversationType(type) }
+    /// The conversation type (`type` as a `ConversationType`; a number the schema does not name,
+    /// such as 12, is kept as that number). A non-positive number is no type: private, as before.
+    public var conversationType: ConversationType { ConversationType(rawValue: type) ?? .privateChat }
 }

@@ -41,7 +41,7 @@ enum ProtoSchema {
              Field(6, "userId", .string, .repeated), Field(7, "delMsgTime", .int64), Field(8, "delMsgId", .string),
              Field(9, "configFlag", .int32), Field(10, "clientUniqueId", .int64), Field(11, "extraContent", .string)]
         case .downStreamMessage:
-            [Field(1, "fromUserId", .string, .required), Field(2, "type", .enumeration, .required),
+            [Field(1, "fromUserId", .string, .required), Field(2, "type", .int32, .required),   // any ChannelType number
              Field(3, "groupId", .string), Field(4, "classname", .string, .required),
              Field(5, "content", .bytes, .required), Field(6, "dataTime", .int64, .required),
              Field(7, "status", .int64, .required), Field(8, "extra", .int64), Field(9, "msgId", .string),

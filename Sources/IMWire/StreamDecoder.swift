@@ -25,6 +25,11 @@ public struct StreamDecoder: Sendable {
     public private(set) var consumedByteCount: Int = 0
     /// Frames decoded so far.
     public private(set) var frameCount: Int = 0
+    /// Decode as liberally as the official decoders (extra bytes after fixed-layout frames, QoS 3),
+    /// collecting `notes` instead of failing. Off by default (strict).
+    public var lenient = false
+    /// What a lenient decode accepted, in stream order (offsets from the first byte fed).
+    public var notes: [WireNote] = []
 
     private var pending: [UInt8] = []     // bytes of an incomplete frame
     private var scratch: [UInt8] = []     // de-obfuscated payload (reused)
@@ -145,7 +150,7 @@ public struct StreamDecoder: Sendable {
             }
             let type: FrameType, flags: FrameFlags
             do {
-                (type, flags) = try FrameFlags.parse(byte0: byte0, offset: base)
+                (type, flags) = try FrameFlags.parse(byte0: byte0, offset: base, lenient: lenient)
             } catch {
                 failure = error
                 return i
@@ -159,6 +164,10 @@ public struct StreamDecoder: Sendable {
             guard n - i >= total else { break }
             let payload = UnsafeBufferPointer(rebasing: buf[(i + headerSize)..<(i + total)])
             let dir = direction
+            let lenient = lenient
+            if flags.qos == .sdkDefault { notes.append(.qos3(offset: base)) }
+            var frameNotes: [WireNote] = []
+            defer { notes += frameNotes }
             do {
                 let frame: Frame
                 if obfuscated {
@@ -167,11 +176,13 @@ public struct StreamDecoder: Sendable {
                     frame = try scratch.withUnsafeMutableBufferPointer { (p: inout UnsafeMutableBufferPointer<UInt8>) throws(WireError) -> Frame in
                         StreamFraming.xor(p)
                         return try FrameCodec.decode(type: type, flags: flags, payload: UnsafeBufferPointer(p),
-                                                     direction: dir, payloadOrigin: base + headerSize)
+                                                     direction: dir, payloadOrigin: base + headerSize,
+                                                     lenient: lenient, notes: &frameNotes)
                     }
                 } else {
                     frame = try FrameCodec.decode(type: type, flags: flags, payload: payload,
-                                                  direction: dir, payloadOrigin: base + headerSize)
+                                                  direction: dir, payloadOrigin: base + headerSize,
+                                                  lenient: lenient, notes: &frameNotes)
                 }
                 frames.append(frame)
             } catch {

@@ -11,16 +11,18 @@ public enum StreamFraming {
     public static let maxRemainingLength = 268_435_455
 
     /// The frame as stream bytes.
-    public static func encode(_ frame: Frame, direction: WireDirection, obfuscated: Bool = false) throws(WireError) -> [UInt8] {
+    /// Header strings are written as `strings` (default: CESU-8, what the official clients write).
+    public static func encode(_ frame: Frame, direction: WireDirection, obfuscated: Bool = false,
+                              strings: WireStringEncoding = .cesu8) throws(WireError) -> [UInt8] {
         var out: [UInt8] = []
-        try encode(frame, direction: direction, obfuscated: obfuscated, into: &out)
+        try encode(frame, direction: direction, obfuscated: obfuscated, strings: strings, into: &out)
         return out
     }
 
     /// Appends the frame's stream bytes to `out` (several frames can share one buffer / one write).
     public static func encode(_ frame: Frame, direction: WireDirection, obfuscated: Bool = false,
-                              into out: inout [UInt8]) throws(WireError) {
-        let size = try FrameCodec.payloadSize(frame, direction)
+                              strings: WireStringEncoding = .cesu8, into out: inout [UInt8]) throws(WireError) {
+        let size = try FrameCodec.payloadSize(frame, direction, strings)
         guard size <= maxRemainingLength else { throw .lengthOverflow(offset: 2) }
         out.reserveCapacity(out.count + 6 + size)
         let byte0 = frame.flags.byte0(frame.type)
@@ -38,7 +40,7 @@ public enum StreamFraming {
         } while n > 0
         out[checksumIndex] = checksum
         let payloadStart = out.count
-        FrameCodec.writePayload(frame, direction, into: &out)
+        FrameCodec.writePayload(frame, direction, strings, into: &out)
         if obfuscated {
             out.withUnsafeMutableBufferPointer { buf in
                 xor(UnsafeMutableBufferPointer(rebasing: buf[payloadStart...]))

@@ -17,7 +17,7 @@ public enum WireBenchmark {
     public static func sampleDownStreamMessage(_ i: Int = 0) -> RMTPDownStreamMessage {
         var m = RMTPDownStreamMessage()
         m.fromUserID = "alice"
-        m.type = .person
+        m.type = ConversationType.privateChat.rawValue
         m.groupID = "bob"
         m.classname = TextContent.objectName
         m.contentBytes = (try? MessageContent.text(TextContent(content: "See you at 7? Bring the slides (msg \(i))")).encoded()) ?? []

@@ -25,7 +25,7 @@ import Testing
         Case(bug: .B9, oracle: "chatroom", device: "alice-phone"),
         Case(bug: .B10, oracle: "no-duplicate", device: "alice-phone"),
         Case(bug: .B11, oracle: "reconnect", device: "alice-phone"),
-        Case(bug: .B12, oracle: "reconnect", device: "alice-old"),
+        Case(bug: .B12, oracle: "reconnect-kick", device: "alice-old"),   // B12 = reconnectKickEnable not honoured (issue 22)
         Case(bug: .B13, oracle: "chatroom", device: "alice-phone"),
         Case(bug: .B14, oracle: "unread", device: "bob-phone"),
     ]

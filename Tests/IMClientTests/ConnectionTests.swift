@@ -235,6 +235,8 @@ struct ConnectionTests {
     static let temporary: [(name: String, code: Int32)] = [
         ("connack3", 31003), ("connack6", 31006), ("connackTimeout", 31000), ("refused", 32061),
         ("closedByPeer", 30011), ("reset", 30011),
+        // Issue 22 item 8: unknown statuses → 39001, never 30000 + n (11 → 30011 = socket closed).
+        ("connack11", 39001), ("connack15", 39001), ("connack7", 39001), ("connack255", 39001),
     ]
 
     @Test("temporary failures: reconnect scheduled, no callback error", arguments: Self.temporary.indices)
@@ -243,9 +245,9 @@ struct ConnectionTests {
         var h = Harness()
         h.api(.connect(token: "t", timeLimitSeconds: 0))
         switch name {
-        case "connack3", "connack6":
+        case _ where name.hasPrefix("connack") && name != "connackTimeout":
             h.feed(.transport(.opened))
-            h.server(.connack(Frame.Connack(statusCode: name == "connack3" ? 3 : 6)))
+            h.server(.connack(Frame.Connack(statusCode: UInt8(name.dropFirst(7))!)))
         case "connackTimeout":
             h.feed(.transport(.opened))
             h.fire(.connackTimeout)
@@ -310,6 +312,28 @@ struct ConnectionTests {
         #expect(h.effects.statuses == [.kickedOfflineByOtherClient])
         #expect(h.effects.reconnectDelay == nil)
         #expect(h.effects.stateNotes.last?.reason.hasPrefix("31023") == true)
+    }
+
+    /// Seed rule (im-semantics §5, issue 22): a device in automatic retry "whether it lost an earlier
+    /// connection or never completed its first connect" — the first CONNECT of a call is a login,
+    /// every retry of the call carries the reconnect flag, connected before or not.
+    @Test("a retry of a first connect that never completed carries the reconnect flag")
+    func retryOfAFirstConnectIsAReconnect() {
+        var config = ClientConfig()
+        config.reconnectKickEnable = true
+        var h = Harness(config: config)
+        h.api(.connect(token: "tok-alice", timeLimitSeconds: 0))
+        h.feed(.transport(.opened))
+        guard case .connect(let first)? = h.frames.first else { Issue.record("CONNECT"); return }
+        #expect(!first.isReconnect)
+        h.feed(.transport(.closed(.reset)))           // no CONNACK: the first connect never completed
+        h.fire(.reconnect)
+        h.feed(.transport(.opened))
+        guard case .connect(let retry)? = h.frames.first else { Issue.record("CONNECT"); return }
+        #expect(retry.isReconnect && retry.reconnectKickEnable)
+        h.server(.connack(Frame.Connack(statusCode: Frame.Connack.otherDeviceLoggedInStatusCode)))
+        #expect(h.effects.statuses == [.kickedOfflineByOtherClient])
+        #expect(h.effects.reconnectDelay == nil)     // refused: stops retrying
     }
 
     @Test("background: close after 2 minutes, UNCONNECTED, no reconnect; foreground → reconnect at 0")

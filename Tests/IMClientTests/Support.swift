@@ -19,10 +19,10 @@ struct Harness {
     private var serverMessageId: UInt16 = 0
     static let user = "alice"
 
-    init(config: ClientConfig = ClientConfig(), store: IMStore? = nil, device: String = "phone") {
+    init(config: ClientConfig = ClientConfig(), store: IMStore? = nil, device: String = "phone", platform: Platform = .mobile) {
         let s = store ?? (try! IMStore.inMemory())
         self.store = s
-        core = ClientCore(identity: DeviceIdentity(userId: Self.user, deviceId: device, platform: .mobile), config: config, store: s)
+        core = ClientCore(identity: DeviceIdentity(userId: Self.user, deviceId: device, platform: platform), config: config, store: s)
     }
 
     @discardableResult
@@ -129,7 +129,7 @@ func down(from: String = "bob", uid: String, at dataTime: Int64, type: Conversat
           clientUniqueId: Int64? = nil) -> RMTPDownStreamMessage {
     var d = RMTPDownStreamMessage()
     d.fromUserID = from
-    d.type = RMTPChannelType(type)
+    d.type = type.rawValue
     if let target { d.groupID = target }
     d.classname = objectName
     d.contentBytes = Array(content.utf8)

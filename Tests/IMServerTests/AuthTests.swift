@@ -90,13 +90,15 @@ import Testing
         #expect(h.core.onlineSessions(of: "alice").map(\.connection) == [new])
     }
 
-    /// A reconnect (flag 0x04) of a stale device — another device took the platform slot while it
-    /// was away — under reconnectKickEnable × B12 (Docs/server.md §2).
+    /// A retry (flag 0x04) that finds another device in its platform slot, under
+    /// reconnectKickEnable × B12 (im-semantics §5, §8 as corrected for issue 22). Seed rule: the
+    /// setting decides — off (the default) the retry kicks the device in use; on it is refused;
+    /// B12 = the setting not honoured.
     @Test(arguments: [
-        (false, false, false), // B12 off: refused (31023), B keeps its session
-        (true, false, false),  // kickEnable: refused
-        (true, true, false),   // kickEnable wins over B12
-        (false, true, true),   // B12 on: the documented race — A kicks B
+        (false, false, true),  // default: the documented race — A's retry kicks B
+        (true, false, false),  // kickEnable: refused (31023), B keeps its session
+        (true, true, true),    // B12: kickEnable not honoured — A kicks B
+        (false, true, true),   // B12 changes nothing with the setting off
     ])
     func staleReconnect(kickEnable: Bool, b12: Bool, kicks: Bool) throws {
         var cfg = ServerConfig()
@@ -193,5 +195,20 @@ import Testing
         #expect(again.connack(c2)?.status == .userBlocked)
         h.run(.api(.blockUser(userId: "alice", blocked: false)))
         #expect(h.connect("alice").1.connack(ConnectionID(h.nextConnection - 1))?.status == .accepted)
+    }
+}
+
+/// Issue 22 item 5. Seed rule (im-semantics §5): iOS and Android are both "mobile" for the
+/// one-mobile-session rule — a newer Android login kicks the iPhone, not a desktop.
+@Suite struct PlatformClassTests {
+    @Test func iosAndAndroidShareTheMobileSlot() {
+        var h = Harness()
+        let iphone = h.online("alice", device: "iphone", platform: .ios)
+        let desktop = h.online("alice", device: "mac", platform: .desktop)
+        let (android, out) = h.connect("alice", device: "pixel", platform: .android)
+        #expect(out.connack(android)?.status == .accepted)
+        #expect(out.closed(iphone))
+        #expect(!out.closed(desktop))
+        #expect(h.core.onlineSessions(of: "alice").map(\.deviceId).sorted() == ["mac", "pixel"])
     }
 }

@@ -133,7 +133,7 @@ import Testing
         let out = h.chatroomPull(b, room: "r", syncTime: 0, count: count)
         let page = try #require(out.pullPage(b))
         #expect(page.list.map(\.msgID) == Array(uids.suffix(expected)))
-        #expect(page.list.allSatisfy { $0.groupID == "r" && $0.type == .tempgroup })
+        #expect(page.list.allSatisfy { $0.groupID == "r" && $0.type == ConversationType.chatroom.rawValue })
         #expect(page.syncTime == Harness.t0 + 590) // newest returned, or (count -1) the room's newest
         #expect(out.queryAck(b)?.flags.qos == .atLeastOnce)
     }

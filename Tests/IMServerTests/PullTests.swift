@@ -182,7 +182,7 @@ import Testing
         for i in 0..<3 {
             var d = RMTPDownStreamMessage()
             d.fromUserID = "u\(i)"
-            d.type = .person
+            d.type = 1
             d.classname = "RC:TxtMsg"
             d.contentBytes = Array(String(repeating: "x", count: 100 * i).utf8)
             d.dataTime = 1_700_000_000_000 + Int64(i)
@@ -247,5 +247,46 @@ import Testing
         #expect(sweep.timersSet == [.offlineExpiry])
         #expect(sweep.effects.contains(.setTimer(.offlineExpiry, after: .milliseconds(3_600_000))))
         #expect(h.core.inboxCount(of: "bob") == 1)
+    }
+}
+
+/// Issue 22 item 3. Seed rule (im-semantics §5): a new device gets "今天(当天 0 点)" — the current
+/// calendar day from 00:00 in the server's time zone (UTC+8 by default), up to 7 days — not a
+/// rolling 24 h window. Harness.t0 = 2023-11-15 06:13:20 UTC+8.
+@Suite struct NewDeviceCalendarDayTests {
+    /// "old" at t0+12h (Nov 15 18:13 UTC+8), "recent" at t0+18h (Nov 16 00:13 UTC+8), a new device
+    /// at t0+18h+1s: what its first pull returns.
+    func newDevicePull(_ cfg: ServerConfig) throws -> [String] {
+        var h = Harness(config: cfg)
+        let phone = h.online("bob", device: "phone")
+        h.close(phone)
+        let a = h.online("alice")
+        h.advance(ms: 12 * 3_600_000)
+        _ = try #require(h.sendText(a, to: "bob", "old").1.puback(a))
+        h.advance(ms: 6 * 3_600_000)
+        _ = try #require(h.sendText(a, to: "bob", "recent").1.puback(a))
+        h.advance(ms: 1000)
+        let (desk, _) = h.connect("bob", device: "desk", platform: .desktop)
+        let page = try #require(h.pull(desk, user: "bob", syncTime: 0).1.pullPage(desk))
+        return page.list.map { String(decoding: $0.content, as: UTF8.self) }
+    }
+
+    @Test func defaultIsTodayFromMidnightUTCPlus8() throws {
+        // Rolling 24 h would return both; yesterday (Nov 15, UTC+8) is outside.
+        #expect(try newDevicePull(ServerConfig()).map { $0.contains("recent") } == [true])
+    }
+
+    @Test func theTimeZoneIsAKnob() throws {
+        var cfg = ServerConfig()
+        cfg.serverUtcOffsetMinutes = -600   // UTC-10: both are on Nov 15
+        #expect(try newDevicePull(cfg).count == 2)
+    }
+
+    @Test func upToSevenDays() throws {
+        var cfg = ServerConfig()
+        cfg.newDeviceHistoryDays = 2
+        #expect(try newDevicePull(cfg).count == 2)
+        cfg.newDeviceHistoryDays = 30          // clamped to 7
+        #expect(try newDevicePull(cfg).count == 2)
     }
 }

@@ -209,7 +209,7 @@ import Testing
         let out = h.sendText(a, to: "g1", "hey", topic: .pgMsgP).1
         #expect(out.accepted.first?.recipients == ["bob", "carol"])
         let msg = try #require(out.delivered(b).first)
-        #expect(msg.groupID == "g1" && msg.fromUserID == "alice" && msg.type == .group)
+        #expect(msg.groupID == "g1" && msg.fromUserID == "alice" && msg.type == ConversationType.group.rawValue)
         #expect(out.delivered(c).count == 1 && out.delivered(d).isEmpty)
         #expect(out.publishes(b, topic: .s_msg).first?.targetId == "g1")
         #expect(h.sendText(d, to: "g1", "x", topic: .pgMsgP).1.puback(d)?.status == 22406)
@@ -278,7 +278,7 @@ import Testing
         let b = h.online("bob")
         let out = h.run(.api(.sendSystemMessage(toUserId: "bob", objectName: "RC:TxtMsg", content: Array(#"{"content":"sys"}"#.utf8))))
         let d = try #require(out.delivered(b).first)
-        #expect(d.fromUserID == "__system__" && d.type == .notify)
+        #expect(d.fromUserID == "__system__" && d.type == ConversationType.system.rawValue)
         let all = h.run(.api(.broadcast(objectName: "RC:TxtMsg", content: Array(#"{"content":"all"}"#.utf8))))
         let acc = try #require(all.accepted.first)
         #expect(acc.recipients == ["alice", "bob", "carol", "dave", "erin"] && acc.senderDeviceId == nil)

@@ -59,7 +59,7 @@ import Testing
             (#"{"frame":"NOPE","direction":"c2s"}"#, .badFrameDescription(field: "frame", reason: "unknown frame type \"NOPE\"")),
             (#"{"frame":"PINGREQ"}"#, .badFrameDescription(field: "direction", reason: "missing (and no default direction given)")),
             (#"{"frame":"QUERYCON","direction":"c2s","messageId":70000}"#, .badFrameDescription(field: "messageId", reason: "expected an integer in 0...65535")),
-            (#"{"frame":"PUBACK","direction":"c2s","qos":3,"messageId":1}"#, .badFrameDescription(field: "qos", reason: "must be 0, 1 or 2")),
+            (#"{"frame":"PUBACK","direction":"c2s","qos":4,"messageId":1}"#, .badFrameDescription(field: "qos", reason: "must be 0, 1, 2 or 3 (the SDKs' Qos.DEFAULT)")),
             (#"{"frame":"QUERY","direction":"c2s","topic":"pullMsg","targetId":"x","messageId":1,"bodyHex":"0g"}"#,
              .badFrameDescription(field: "bodyHex", reason: "invalid hex at character 1: not a hex digit")),
             (#"{"frame":"QUERY","direction":"c2s","topic":"pullMsg","targetId":"x","messageId":1,"bodyType":"SyncRequestMsg","body":{"syncTime":1}}"#,
@@ -74,7 +74,7 @@ import Testing
     @Test func textOfAServerPublishShowsBodyAndContent() throws {
         let text = FrameText.describe(try WireBenchmark.samplePublish(2), direction: .serverToClient)
         #expect(text.hasPrefix("PUBLISH s2c qos=1 date=1763769600 topic=\"s_msg\" targetId=\"alice\" msgId=3 body="))
-        #expect(text.contains("  DownStreamMessage {\n    fromUserId: \"alice\"\n    type: PERSON\n"))
+        #expect(text.contains("  DownStreamMessage {\n    fromUserId: \"alice\"\n    type: 1\n"))
         #expect(text.hasSuffix("  content RC:TxtMsg {\"content\":\"See you at 7? Bring the slides (msg 2)\"}"))
         let page = FrameText.describe(try WireBenchmark.samplePullPage(count: 3), direction: .serverToClient, queryTopic: "pullMsg")
         #expect(page.contains("content[2] RC:TxtMsg"))

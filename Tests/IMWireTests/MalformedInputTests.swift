@@ -143,8 +143,9 @@ import Testing
         // topic "ab\xFFc" in a QUERY: byte0 · len(2) · a b 0xFF c
         let q: [UInt8] = [0x52, 0, 4, 97, 98, 0xFF, 99, 0, 1, 120, 0, 1]
         #expect(throws: WireError.badUTF8(field: "topic", offset: 5)) { _ = try MessageFraming.decode(q, direction: .clientToServer) }
-        // Overlong encoding and a lone surrogate in targetId.
-        let overlong: [UInt8] = [0x52, 0, 1, 97, 0, 2, 0xC0, 0x80, 0, 1]
+        // Overlong encoding and a lone surrogate in targetId. (C0 80 is Java's U+0000, accepted
+        // since wire-protocol §1.3's CESU-8 note; C1 81 is overlong in every reading.)
+        let overlong: [UInt8] = [0x52, 0, 1, 97, 0, 2, 0xC1, 0x81, 0, 1]
         #expect(throws: WireError.badUTF8(field: "targetId", offset: 6)) {
             _ = try MessageFraming.decode(overlong, direction: .clientToServer)
         }

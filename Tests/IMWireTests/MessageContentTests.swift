@@ -42,8 +42,9 @@ import Testing
         #expect(throws: WireError.badContent(objectName: "RC:RcCmd", field: "sentTime", reason: "expected an integer in Int64 range", offset: 65)) {
             _ = try MessageContent.decode(objectName: "RC:RcCmd", bytes: Array(#"{"conversationType":1,"targetId":"t","messageUId":"u","sentTime":1.5}"#.utf8))
         }
-        #expect(throws: WireError.badContent(objectName: "RC:RcCmd", field: "conversationType", reason: "unknown conversation type 9", offset: 20)) {
-            _ = try MessageContent.decode(objectName: "RC:RcCmd", bytes: Array(#"{"conversationType":9,"targetId":"t","messageUId":"u","sentTime":1}"#.utf8))
+        #expect(throws: WireError.badContent(objectName: "RC:RcCmd", field: "conversationType", reason: "unknown conversation type 0", offset: 20)) {
+            // 0 is no type; 9 (or 12) is carried as its number since issue 22 (im-semantics §1).
+            _ = try MessageContent.decode(objectName: "RC:RcCmd", bytes: Array(#"{"conversationType":0,"targetId":"t","messageUId":"u","sentTime":1}"#.utf8))
         }
         #expect(throws: WireError.badContent(objectName: "RC:SRSMsg", field: nil, reason: "content is not a JSON object", offset: 0)) {
             _ = try MessageContent.decode(objectName: "RC:SRSMsg", bytes: Array("[1]".utf8))

@@ -12,7 +12,7 @@ import Testing
     @Test func fieldNumbersOnTheWire() throws {
         var m = RMTPDownStreamMessage()
         m.fromUserID = "a"          // 1: 0x0A
-        m.type = .group             // 2: 0x10 03
+        m.type = 3                  // 2: 0x10 03 (group)
         m.classname = "c"           // 4: 0x22
         m.content = Data([0x7B, 0x7D])  // 5: 0x2A
         m.dataTime = 1              // 6: 0x30

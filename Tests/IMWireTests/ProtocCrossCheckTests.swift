@@ -44,7 +44,7 @@ struct ProtocCrossCheckTests {
         #expect(text.components(separatedBy: "list {").count - 1 == 20)
         #expect(text.contains("classname: \"RC:TxtMsg\""))
         #expect(text.contains("finished: false"))
-        #expect(text.contains("type: PERSON"))
+        #expect(text.contains("type: 1"))  // DownStreamMessage.type is int32 now (im-semantics §1)
     }
 }
 

@@ -12,7 +12,10 @@ struct DecodeCommand: ParsableCommand {
             the whole file is one frame). Each frame is printed with its type, flags, variable header, \
             the protobuf body with field names and the message content. --json prints one JSON \
             object per line, which `imsim encode` turns back into the same bytes. Exits 1 on the \
-            first malformed frame, after printing the frames before it. Format: Docs/wire-format.md.
+            first malformed frame, after printing the frames before it. Like the official decoders, \
+            extra bytes after a fixed-layout frame and QoS 3 are accepted and reported as a note on \
+            stderr (--strict: an error). --decimal accepts signed bytes (-26 = 230). Header strings \
+            may be UTF-8 or CESU-8. Format: Docs/wire-format.md.
             """
     )
 
@@ -28,6 +31,8 @@ struct DecodeCommand: ParsableCommand {
     @Option(help: "Topic of the QUERY that QUERYACK bodies answer (e.g. pullMsg), to decode their protobuf.")
     var queryTopic: String?
     @Flag(help: "Print one JSON object per frame.") var json = false
+    @Flag(help: "Reject what the official decoders accept (extra bytes after PINGRESP/DISCONNECT/PUBACK/CONNACK, QoS 3) instead of noting it.")
+    var strict = false
 
     func validate() throws {
         let given = [file != nil, hex != nil, base64 != nil, decimal != nil].filter { $0 }.count
@@ -57,7 +62,13 @@ struct DecodeCommand: ParsableCommand {
         case .message:
             for c in chunks {
                 do {
-                    emit(try MessageFraming.decode(c, direction: dir), offset: 0, size: c.count)
+                    if strict {
+                        emit(try MessageFraming.decode(c, direction: dir), offset: 0, size: c.count)
+                    } else {
+                        let (frame, notes) = try MessageFraming.decodeLenient(c, direction: dir)
+                        emit(frame, offset: 0, size: c.count)
+                        for n in notes { WireIO.printNote("frame \(index): \(n)") }
+                    }
                 } catch {
                     WireIO.printError("frame \(index + 1): \(error)")
                     throw ExitCode.failure
@@ -65,6 +76,8 @@ struct DecodeCommand: ParsableCommand {
             }
         case .stream:
             var decoder = StreamDecoder(direction: dir, maxFrameSize: maxFrameSize, obfuscated: obfuscated)
+            decoder.lenient = !strict
+            defer { for n in decoder.notes { WireIO.printNote("stream: \(n)") } }
             var offset = 0
             do {
                 for c in chunks + [[]] {

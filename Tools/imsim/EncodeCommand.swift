@@ -12,7 +12,9 @@ struct EncodeCommand: ParsableCommand {
             it the body is built from "bodyType" + "body" (protobuf JSON), and "content.json" \
             replaces the message content. Message framing prints one line per frame; stream \
             framing prints the whole byte stream. So `imsim decode --json … | imsim encode` gives \
-            back the input bytes. Format: Docs/wire-format.md.
+            back the input bytes. Header strings with characters outside the BMP (emoji) are \
+            written as CESU-8, like the official clients; --utf8 writes standard UTF-8. \
+            Format: Docs/wire-format.md.
             """
     )
 
@@ -22,6 +24,8 @@ struct EncodeCommand: ParsableCommand {
     @Flag(help: "Stream framing: XOR-obfuscate payloads.") var obfuscated = false
     @Option(help: "hex, base64, decimal or binary (binary needs --output).") var format: WireIO.ByteFormat = .hex
     @Option(help: "Write the bytes to this file (atomically) instead of stdout.") var output: String?
+    @Flag(help: "Write header strings as standard UTF-8 (4-byte emoji) instead of CESU-8, which the official clients write.")
+    var utf8 = false
 
     func validate() throws {
         if let d = direction { _ = try WireIO.direction(d) }
@@ -36,16 +40,16 @@ struct EncodeCommand: ParsableCommand {
         case .success(.array(let items)): descriptions = items.enumerated().map { ($0.element, $0.offset + 1) }
         case .success(let one): descriptions = [(one, 1)]
         case .failure:
-            for (n, line) in text.split(whereSeparator: \.isNewline).enumerated()
-            where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            for (n, line) in WireIO.jsonLines(text) {
                 do {
-                    descriptions.append((try JSONValue.parse(String(line)), n + 1))
+                    descriptions.append((try JSONValue.parse(line), n))
                 } catch {
-                    WireIO.printError("line \(n + 1): \(error)")
+                    WireIO.printError("line \(n): \(error)")
                     throw ExitCode.failure
                 }
             }
         }
+        let strings: WireStringEncoding = utf8 ? .utf8 : .cesu8
         var lines: [String] = []
         var all: [UInt8] = []
         for (json, n) in descriptions {
@@ -53,11 +57,11 @@ struct EncodeCommand: ParsableCommand {
                 let (frame, dir) = try FrameJSON.frame(from: json, direction: defaultDirection)
                 switch framing {
                 case .message:
-                    let b = try MessageFraming.encode(frame, direction: dir)
+                    let b = try MessageFraming.encode(frame, direction: dir, strings: strings)
                     all += b
                     lines.append(WireIO.format(b, as: format))
                 case .stream:
-                    try StreamFraming.encode(frame, direction: dir, obfuscated: obfuscated, into: &all)
+                    try StreamFraming.encode(frame, direction: dir, obfuscated: obfuscated, strings: strings, into: &all)
                 }
             } catch {
                 WireIO.printError("frame \(n): \(error)")

@@ -38,17 +38,37 @@ enum WireIO {
                 guard let d = Data(base64Encoded: l) else { throw ValidationError("line \(n + 1): invalid base64") }
                 out.append([UInt8](d))
             case .decimal:
-                var bytes: [UInt8] = []
-                for (k, word) in l.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).enumerated() {
-                    guard let v = UInt8(word) else {
-                        throw ValidationError("line \(n + 1), item \(k + 1): \"\(word)\" is not a byte (0–255)")
-                    }
-                    bytes.append(v)
-                }
-                out.append(bytes)
+                out.append(try decimalBytes(l, line: n + 1))
             case .binary:
                 out.append(Array(l.utf8))
             }
+        }
+        return out
+    }
+
+    /// Decimal bytes separated by commas/blanks: 0–255, or signed -128…-1 (two's complement, the
+    /// form of RongCloud's published vectors, e.g. `-26` = 0xE6).
+    static func decimalBytes(_ l: String, line: Int) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for (k, word) in l.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).enumerated() {
+            guard let v = Int(word), (-128...255).contains(v) else {
+                throw ValidationError("line \(line), item \(k + 1): \"\(word)\" is not a byte (0–255, or signed -128–-1)")
+            }
+            bytes.append(UInt8(truncatingIfNeeded: v))
+        }
+        return bytes
+    }
+
+    /// JSON Lines: split at LF only (a trailing CR dropped). JSON strings may hold U+2028, U+2029
+    /// and U+0085 unescaped, which Swift's `isNewline` would split at. Returns (line number, text).
+    static func jsonLines(_ text: String) -> [(Int, String)] {
+        var out: [(Int, String)] = []
+        for (n, raw) in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            var bytes = raw
+            if bytes.last == 0x0D { bytes = bytes.dropLast() }
+            let line = String(decoding: bytes, as: UTF8.self)
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            out.append((n + 1, line))
         }
         return out
     }
@@ -84,6 +104,10 @@ enum WireIO {
         } else {
             try FileManager.default.moveItem(at: tmp, to: url)
         }
+    }
+
+    static func printNote(_ message: String) {
+        FileHandle.standardError.write(Data("\(message)\n".utf8))
     }
 
     static func printError(_ message: String) {

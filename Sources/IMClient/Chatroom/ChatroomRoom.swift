@@ -49,6 +49,11 @@ struct ChatroomRoom: Sendable, Hashable {
     }
 
     var isJoined: Bool { phase == .joined }
+    /// A join or joinExisting the app asked for is in flight (not an automatic rejoin).
+    var isPendingNewJoin: Bool {
+        if case .joining(_, let kind) = phase { return kind != .rejoin }
+        return false
+    }
 
     /// Records a shown id (ring of `joinCacheSize`).
     mutating func remember(_ uid: String) {

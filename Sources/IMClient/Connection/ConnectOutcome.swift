@@ -12,6 +12,9 @@ public enum ClientErrorCode {
     public static let notAuthorized: Int32 = 31005
     /// CONNACK 6: redirect (the SDK goes back to navigation; here: retry).
     public static let redirect: Int32 = 31006
+    /// A CONNACK status the SDK does not know (IMSim's code, outside every RongCloud range: the
+    /// old `30000 + n` collided with 30001–30015). Temporary: the SDK keeps retrying.
+    public static let unknownConnackStatus: Int32 = 39001
 }
 
 /// How a failed connection attempt or a lost connection ends, as the SDK classifies it
@@ -39,7 +42,8 @@ struct ConnectFailure: Sendable, Hashable, CustomStringConvertible {
     /// CONNACK status byte → outcome. Wire n → 31000 + n for 1…9, 10 → 31020 (token expired),
     /// 23 (IMSim: another device online, reconnect refused) → 31023. Fatal: 31004, 31008, 31009,
     /// 31020, 31023 (spec) and 31001, 31002, 31005 (retrying cannot fix a protocol version,
-    /// identifier or app key); temporary: 31003 server unavailable, 31006 redirect, unknown codes.
+    /// identifier or app key); temporary: 31003 server unavailable, 31006 redirect, and any other
+/// status → 39001 (`ClientErrorCode.unknownConnackStatus`; the status is in the reason).
     static func connack(_ statusCode: UInt8) -> ConnectFailure {
         switch statusCode {
         case ConnackStatus.badProtocolVersion.rawValue:
@@ -64,7 +68,7 @@ struct ConnectFailure: Sendable, Hashable, CustomStringConvertible {
             .fatal(IMErrorCode.otherDeviceLoggedIn.rawValue, .kickedOfflineByOtherClient,
                    "CONNACK \(statusCode) other device logged in (reconnect refused)")
         default:
-            .temporary(30000 + Int32(statusCode), "CONNACK \(statusCode) unknown status")
+            .temporary(ClientErrorCode.unknownConnackStatus, "CONNACK \(statusCode) unknown status")
         }
     }
 

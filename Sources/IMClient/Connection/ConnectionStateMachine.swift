@@ -77,6 +77,8 @@ struct ConnectionStateMachine: Sendable {
         var pingTimeout: SimDuration
         var connackTimeout: SimDuration
         var backgroundCloseAfter: SimDuration
+        /// iOS only (im-semantics §5): other platforms keep their connection in the background.
+        var closesInBackground: Bool
         var reconnectSchedule: [SimDuration]
         var reconnectKickEnable: Bool
         /// Bug B11: the backoff is not reset on foreground / network change.
@@ -89,6 +91,7 @@ struct ConnectionStateMachine: Sendable {
             pingTimeout = config.pingTimeout
             connackTimeout = config.connackTimeout
             backgroundCloseAfter = config.backgroundCloseAfter
+            closesInBackground = identity.platform.closesInBackground
             reconnectSchedule = config.reconnectSchedule.isEmpty ? [.zero] : config.reconnectSchedule
             reconnectKickEnable = config.reconnectKickEnable
             b11 = config.bugs.contains(.b11)
@@ -432,6 +435,7 @@ struct ConnectionStateMachine: Sendable {
     }
 
     private mutating func armBackgroundClose(_ out: inout EffectBuffer) {
+        guard settings.closesInBackground else { return }
         backgroundCloseArmed = true
         out.setTimer(.backgroundClose, after: settings.backgroundCloseAfter)
     }

@@ -185,8 +185,11 @@ public nonisolated struct RMTPDownStreamMessage: Sendable {
   /// Clears the value of `fromUserID`. Subsequent reads from it will return its default value.
   public mutating func clearFromUserID() {self._fromUserID = nil}
 
-  public var type: RMTPChannelType {
-    get {_type ?? .person}
+  /// A ChannelType number, declared int32 (same varint on the wire) so that numbers the schema does
+  /// not name (12 = RTC room) decode and are carried: a proto2 enum would drop them and then miss
+  /// this required field (im-semantics §1).
+  public var type: Int32 {
+    get {_type ?? 0}
     set {_type = newValue}
   }
   /// Returns true if `type` has been explicitly set.
@@ -294,7 +297,7 @@ public nonisolated struct RMTPDownStreamMessage: Sendable {
   public init() {}
 
   fileprivate var _fromUserID: String? = nil
-  fileprivate var _type: RMTPChannelType? = nil
+  fileprivate var _type: Int32? = nil
   fileprivate var _groupID: String? = nil
   fileprivate var _classname: String? = nil
   fileprivate var _content: Data? = nil
@@ -990,7 +993,7 @@ nonisolated extension RMTPDownStreamMessage: SwiftProtobuf.Message, SwiftProtobu
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self._fromUserID) }()
-      case 2: try { try decoder.decodeSingularEnumField(value: &self._type) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self._type) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._groupID) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self._classname) }()
       case 5: try { try decoder.decodeSingularBytesField(value: &self._content) }()
@@ -1015,7 +1018,7 @@ nonisolated extension RMTPDownStreamMessage: SwiftProtobuf.Message, SwiftProtobu
       try visitor.visitSingularStringField(value: v, fieldNumber: 1)
     } }()
     try { if let v = self._type {
-      try visitor.visitSingularEnumField(value: v, fieldNumber: 2)
+      try visitor.visitSingularInt32Field(value: v, fieldNumber: 2)
     } }()
     try { if let v = self._groupID {
       try visitor.visitSingularStringField(value: v, fieldNumber: 3)

@@ -20,6 +20,7 @@ public struct OracleOptions: Sendable {
     public var scenarioArgument: String
 
     public static let allNames = ["no-duplicate", "order", "no-loss", "unread", "reconnect", "chatroom", "liveness"]
+        + [ReconnectKickPolicyOracle.oracleName]
 
     public init(enabled: Set<String> = Set(OracleOptions.allNames), stopAtFirstViolation: Bool = true,
                 scenarioArgument: String) {
@@ -57,7 +58,7 @@ public final class OracleSuite: WorldObserver {
             NoDuplicateOracle(suite: self), OrderOracle(suite: self), NoLossOracle(suite: self),
             UnreadOracle(suite: self), ReconnectOracle(suite: self), ChatroomOracle(suite: self),
             LivenessOracle(suite: self),
-        ]
+        ] + [ReconnectKickPolicyOracle(suite: self)]
         oracles = all.filter { options.enabled.contains($0.name) }
         world.addObserver(self)
         for o in oracles { world.addObserver(o) }

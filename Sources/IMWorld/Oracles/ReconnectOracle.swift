@@ -5,8 +5,8 @@ import SimKernel
 
 /// Reconnect attempts follow the schedule (0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 64… s), which
 /// restarts from 0 after the app comes to the foreground or the network changes; attempts stop
-/// after a fatal connect error, a deliberate disconnect/logout, the time limit, or a kick; and a
-/// device reconnecting from a stale session does not kick the device in active use.
+/// after a fatal connect error, a deliberate disconnect/logout, the time limit, or a kick. (The
+/// kick policy of a retry is ReconnectKickPolicyOracle's.)
 final class ReconnectOracle: Oracle {
     let name = "reconnect"
     unowned let suite: OracleSuite
@@ -126,19 +126,8 @@ final class ReconnectOracle: Oracle {
                 sessionStart[dev] = world.now
             case .sessionClosed(_, _, let dev, _):
                 lastSessionEnd[dev] = world.now
-            case .kicked(_, _, let victim, let by):
-                // A stale reconnect: `by` reconnected on its own (no connect() since its last
-                // session ended) and the victim logged in after that session ended.
-                guard let byIndex = world.deviceIndex(by), let byEnd = lastSessionEnd[by] else { continue }
-                // (And the SDK's own retry chain had connected before: a first connect() that
-                // only gets through now is a newer login, which may kick — im-semantics §5.)
-                let reconnecting = (lastApiConnect[byIndex] ?? .zero) < byEnd && connectedSinceApiConnect.contains(byIndex)
-                // (≥: the victim's login may be what ended `by`'s session — it kicked `by`'s
-                // half-open session, which `by` never learnt of.)
-                if reconnecting, let vStart = sessionStart[victim], vStart >= byEnd {
-                    suite.report(name, device: byIndex,
-                                 "stale reconnect of \(by) (session ended at \(byEnd)) kicked \(victim), which logged in at \(vStart)")
-                }
+            // Whether a retry may kick the device in use is reconnectKickEnable's to decide
+            // (issue 22): checked by ReconnectKickPolicyOracle.
             default:
                 break
             }

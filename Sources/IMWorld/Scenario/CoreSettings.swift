@@ -11,6 +11,8 @@ public struct ServerSettings: Codable, Sendable, Equatable {
     public var pullPageSize: Int = 50
     public var multiDeviceSync: Bool = true
     public var newDeviceHistoryDays: Int = 1
+    /// The server's time zone for calendar days (new-device sync): minutes east of UTC.
+    public var serverUtcOffsetMinutes: Int = 480
     public var sessionIdleTimeout: DurationValue = DurationValue(.seconds(90))
     public var rateLimitPerSecond: Int = 5
     public var maxBodyBytes: Int = 131_072
@@ -31,6 +33,7 @@ public struct ServerSettings: Codable, Sendable, Equatable {
         case offlineRetentionDays, allowEqualDataTime, delivery, pullPageSize, multiDeviceSync, newDeviceHistoryDays,
              sessionIdleTimeout, rateLimitPerSecond, maxBodyBytes, recallWindow, sensitiveWords, blacklists,
              whitelists, persistAcrossCrash, chatroom, bugs
+        case serverUtcOffsetMinutes
     }
 
     public init(from decoder: Decoder) throws {
@@ -52,6 +55,13 @@ public struct ServerSettings: Codable, Sendable, Equatable {
         }
         multiDeviceSync = try c.decodeIfPresent(Bool.self, forKey: .multiDeviceSync) ?? d.multiDeviceSync
         newDeviceHistoryDays = try c.decodeIfPresent(Int.self, forKey: .newDeviceHistoryDays) ?? d.newDeviceHistoryDays
+        guard (1...7).contains(newDeviceHistoryDays) else {
+            throw DecodingError.dataCorruptedError(forKey: .newDeviceHistoryDays, in: c, debugDescription: "must be 1…7 calendar days")
+        }
+        serverUtcOffsetMinutes = try c.decodeIfPresent(Int.self, forKey: .serverUtcOffsetMinutes) ?? d.serverUtcOffsetMinutes
+        guard (-720...840).contains(serverUtcOffsetMinutes) else {
+            throw DecodingError.dataCorruptedError(forKey: .serverUtcOffsetMinutes, in: c, debugDescription: "must be -720…840 minutes (UTC-12…UTC+14)")
+        }
         sessionIdleTimeout = try c.decodeIfPresent(DurationValue.self, forKey: .sessionIdleTimeout) ?? d.sessionIdleTimeout
         rateLimitPerSecond = try c.decodeIfPresent(Int.self, forKey: .rateLimitPerSecond) ?? d.rateLimitPerSecond
         maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
@@ -89,6 +99,8 @@ public struct ChatroomSettings: Codable, Sendable, Equatable {
     public var autoDestroyAfter: DurationValue = DurationValue(.hours(1))
     public var kvMaxKeys: Int = 100
     public var kvOpsPerSecond: Int = 100
+    /// Auto-destroy counts members leaving as activity (joins always count). Default off.
+    public var autoDestroyCountsLeaving: Bool = false
 
     public init() {}
 
@@ -96,6 +108,7 @@ public struct ChatroomSettings: Codable, Sendable, Equatable {
         case memberLimit, oneRoomPerUser, historySize, quotaWindow, quotaCapacity, quotaReservedHigh, lowPriorityTypes,
              whitelistTypes, dropNotifiesSender, kickVariant, offlineKickWindow, offlineKickMessages, autoDestroyAfter,
              kvMaxKeys, kvOpsPerSecond
+        case autoDestroyCountsLeaving
     }
 
     public init(from decoder: Decoder) throws {
@@ -126,6 +139,7 @@ public struct ChatroomSettings: Codable, Sendable, Equatable {
         }
         kvMaxKeys = try c.decodeIfPresent(Int.self, forKey: .kvMaxKeys) ?? d.kvMaxKeys
         kvOpsPerSecond = try c.decodeIfPresent(Int.self, forKey: .kvOpsPerSecond) ?? d.kvOpsPerSecond
+        autoDestroyCountsLeaving = try c.decodeIfPresent(Bool.self, forKey: .autoDestroyCountsLeaving) ?? d.autoDestroyCountsLeaving
     }
 }
 

@@ -240,7 +240,7 @@ public struct PopulationSpec: Codable, Sendable, Equatable {
         platforms = try c.decodeIfPresent([String: Double].self, forKey: .platforms) ?? ["mobile": 1]
         for key in platforms.keys.sorted() where Platform(rawValue: key) == nil {
             throw ScenarioError(path: ScenarioError.path(c.codingPath + [CodingKeys.platforms, AnyKey(stringValue: key)]),
-                                message: "unknown platform (mobile, desktop, web)")
+                                message: "unknown platform (mobile, ios, android, desktop, web)")
         }
         secondDeviceFraction = try c.decodeIfPresent(Double.self, forKey: .secondDeviceFraction) ?? 0
         groups = try c.decodeIfPresent(Int.self, forKey: .groups) ?? 0

@@ -52,6 +52,7 @@ extension World {
         c.pullPageSize = x.pullPageSize
         c.multiDeviceSync = x.multiDeviceSync
         c.newDeviceHistoryDays = x.newDeviceHistoryDays
+        c.serverUtcOffsetMinutes = x.serverUtcOffsetMinutes
         c.sessionIdleTimeout = x.sessionIdleTimeout.duration
         c.rateLimitPerSecond = x.rateLimitPerSecond
         c.maxBodyBytes = x.maxBodyBytes
@@ -79,6 +80,7 @@ extension World {
         c.chatroom.autoDestroyAfterMs = r.autoDestroyAfter.duration.milliseconds
         c.chatroom.kvMaxKeys = r.kvMaxKeys
         c.chatroom.kvOpsPerSecond = r.kvOpsPerSecond
+        c.chatroom.autoDestroyCountsLeaving = r.autoDestroyCountsLeaving
         c.bugs = ServerBugs(x.bugs)
         return c
     }

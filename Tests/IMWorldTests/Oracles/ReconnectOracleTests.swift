@@ -8,7 +8,7 @@ import Testing
 @testable import IMWorld
 
 /// reconnect: attempts follow the schedule and restart on foreground / network change, stop
-/// when they must, and a stale device's reconnect never kicks the device in use.
+/// when they must.
 @Suite struct ReconnectOracleTests {
     /// B11: alice's path is black-holed for 70 s, her attempts back off to 16 s; the network
     /// changes at 60 s while she waits, and the schedule does not restart.
@@ -56,38 +56,7 @@ import Testing
         #expect(delays.prefix(8) == [.zero, .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16)])
     }
 
-    /// B12: alice's old phone is cut off while she logs in on her new phone; the old phone's late
-    /// reconnect kicks the new one.
-    func b12(_ on: Bool) throws -> Scenario {
-        try scenario("""
-        {"name": "reconnect-b12", "duration": "2m",
-         "users": [{"id": "alice", "devices": [{"id": "alice-old", "startAt": "0s"}, {"id": "alice-new", "autoConnect": false}]},
-                   {"id": "bob", "devices": [{"id": "bob-phone", "startAt": "0s"}]}],
-         "network": {"latency": {"fixed": "50ms"}, "connectSetup": {"fixed": "10ms"}, "splitProbability": 0},
-         "server": \(bugs(on ? ["B12"] : [])),
-         "script": [
-           {"at": "5s", "action": "partition", "target": "alice-old", "for": "60s"},
-           {"at": "40s", "device": "alice-new", "action": "connect"}],
-         "liveness": {"deadline": "1m"}}
-        """)
-    }
-
-    @Test func b12StaleReconnectKickIsReportedAtTheKick() throws {
-        let (run, tap) = try runOracles(b12(true))
-        let v = try onlyViolation(run)
-        let kick = try #require(tap.serverEvents { if case .kicked(_, _, "alice-new", "alice-old") = $0 { true } else { false } }.first)
-        #expect(kick.time > SimTime.zero + .seconds(40))
-        expectReport(v, oracle: "reconnect", device: "alice-old", conversation: nil,
-                     index: kick.index, time: kick.time, scenario: "reconnect-b12")
-        #expect(v.detail.contains("stale reconnect of alice-old") && v.detail.contains("kicked alice-new"), "\(v.detail)")
-    }
-
-    @Test func b12OffStaleReconnectIsRefused() throws {
-        let (run, tap) = try runOracles(b12(false))
-        expectClean(run)
-        #expect(tap.serverEvents { if case .kicked(_, _, "alice-new", _) = $0 { true } else { false } }.isEmpty)
-        #expect(!tap.serverEvents { if case .reconnectRefused(_, _, "alice-old", "alice-new") = $0 { true } else { false } }.isEmpty)
-    }
+    // B12 (the kick policy of a retry) moved to ReconnectKickPolicyOracleTests (issue 22).
 
     /// Hand-made effects on a plain run: after `disconnect()` the SDK must not open a connection
     /// by itself, and a scheduled delay must be the schedule's.
