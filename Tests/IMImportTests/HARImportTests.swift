@@ -80,6 +80,19 @@ struct HARImportTests {
             let replay = try Replayer(reader: try CaptureReader(bytes: capture)).run()
             #expect(replay.divergence == nil, "\(user): \(replay.text)")
             #expect(replay.outputsCompared > 5)
+            if user == "alice" {
+                // The same capture with one inferred call changed: the first divergent frame is
+                // reported with both frames decoded.
+                let text = String(decoding: capture, as: UTF8.self)
+                #expect(text.contains("hi #1"))
+                let changed = Array(text.replacingOccurrences(of: "hi #1", with: "ho #1").utf8)
+                let diverged = try Replayer(reader: try CaptureReader(bytes: changed)).run()
+                let d = try #require(diverged.divergence)
+                #expect(d.captured.first?.contains("ppMsgP") == true)
+                #expect(d.replayed.first?.contains("ppMsgP") == true)
+                #expect(d.frameDiff.contains { $0.hasPrefix("captured") } && d.frameDiff.contains { $0.hasPrefix("replayed") })
+                #expect(d.frameDiff.joined().contains("ho #1") && d.frameDiff.joined().contains("hi #1"))
+            }
         }
     }
 

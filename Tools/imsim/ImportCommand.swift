@@ -9,10 +9,10 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Turn a packet capture (pcap/pcapng) or a browser HAR into a capture of one client.",
         discussion: """
-        The capture holds the connections with their times, every received chunk as it arrived, the
-        client's frames, and the app calls and timers inferred from what the client sent (each marked
-        "inferred"). What cannot be inferred is listed in the import report, never invented. Replay
-        it with `imsim replay C.jsonl` (frames are compared; there are no callbacks to compare).
+        The capture holds the connections with their times, every received chunk as it arrived, the \
+        client's frames, and the app calls and timers inferred from what the client sent (each marked \
+        "inferred"). What cannot be inferred is listed in the import report, never invented. Replay \
+        it with `imsim replay C.jsonl` (frames are compared; there are no callbacks to compare). \
         Walk-through: Docs/guide-reproduce-a-bug.md.
         """,
         subcommands: [ImportPcapCommand.self, ImportHARCommand.self])
@@ -60,9 +60,9 @@ struct ImportPcapCommand: ParsableCommand {
         commandName: "pcap",
         abstract: "Import a pcap or pcapng file (read with libpcap; TCP reassembled per connection and direction).",
         discussion: """
-        IM connections are found by --server HOST:PORT (or :PORT), else by recognising RMTP: a CONNECT in
-        stream framing (plain or XOR-obfuscated) or a WebSocket upgrade carrying message framing. TLS
-        cannot be read: capture at a terminating proxy instead. Connections that start before the
+        IM connections are found by --server HOST:PORT (or :PORT), else by recognising RMTP: a CONNECT in \
+        stream framing (plain or XOR-obfuscated) or a WebSocket upgrade carrying message framing. TLS \
+        cannot be read: capture at a terminating proxy instead. Connections that start before the \
         capture (no SYN) are skipped and listed.
         """)
     @Argument(help: "The .pcap or .pcapng file.") var file: String
