@@ -94,7 +94,7 @@ sinfo -N
 rc=$(cat "$W/multi/merge.rc")
 if [ "$rc" = 2 ]; then
   grep -q "missing shard" "$W/multi/merge.txt" || die "merge exit 2 without naming the missing shards"
-  missing=$("$imsim" sweep merge "$W/multi" --json 2>/dev/null | python3 -c 'import json,sys; print(" ".join(map(str, json.load(sys.stdin)["missingShards"])))')
+  missing=$("$imsim" sweep merge "$W/multi" 2>&1 >/dev/null | sed -n 's/.*missing shard(s) \(.*\) of 6.*/\1/p' | sed 's/ (partial)//g; s/,//g')
   say "merge named missing shard(s): $missing — rerunning them here"
   for i in $missing; do "$imsim" sweep quickstart --seeds 1..600 --bugs B4 --shard "$i/6" --jobs 2 --out "$W/multi" >/dev/null; done
   "$imsim" sweep merge "$W/multi" > /dev/null; rc=$?
