@@ -112,6 +112,11 @@ public struct MutationFinder {
                     return true
                 }
                 if let param = p.as(FunctionParameterSyntax.self), child.id == param.defaultValue?.id { return true }
+                // Bug-switch support types (e.g. `ClientBugs`): their numbers only matter with a switch on.
+                if let d = p.asProtocol(NamedDeclSyntax.self), d.name.text.contains("Bugs") || d.name.text.contains("BugSwitch") {
+                    return true
+                }
+                if let e = p.as(ExtensionDeclSyntax.self), e.extendedType.trimmedDescription.contains("Bugs") { return true }
                 if let f = p.as(FunctionDeclSyntax.self) {
                     if f.attributes.contains(where: { a in
                         let t = a.trimmedDescription
