@@ -37,18 +37,6 @@ final class NoLossOracle: Oracle {
     /// delivered since). `leaveRoom` visits only these instead of every message ever accepted.
     private var roomPending: [[String: [String]]] = []
 
-    /// The time bound on a healthy link: a stored private/group/system message accepted while
-    /// a recipient device is connected reaches it within `deliveryBound` if that connection
-    /// stays up and no fault touches the device or the server meanwhile (a notify or direct
-    /// delivery is pulled at once — wire-protocol §4 — and a request fails after 30 s).
-    let deliveryBound = SimDuration.seconds(60)
-    /// (due, uid, device, connection generation, accepted at), in time order.
-    private var timed: [(SimTime, String, Int, Int, SimTime)] = []
-    /// When a fault last touched each device, and the server (or every device).
-    private var lastFault: [SimTime] = []
-    private var lastServerFault = SimTime.zero
-    private var background: [Bool] = []
-
     init(suite: OracleSuite) { self.suite = suite }
 
     /// Nothing is owed to a device that is expected online (the liveness phase waits for this).
@@ -65,7 +53,7 @@ final class NoLossOracle: Oracle {
     private func ensure(_ d: Int) {
         while have.count <= d {
             have.append([]); appRoom.append(nil); joinedOnConnection.append(false); connected.append(false); generation.append(0)
-            roomPending.append([:]); lastFault.append(.zero); background.append(false)
+            roomPending.append([:])
         }
     }
 
@@ -115,19 +103,6 @@ final class NoLossOracle: Oracle {
     }
 
     func world(_ world: World, note: WorldNote) {
-        switch note {
-        case .fault(_, let d?, _, _), .network(let d, _), .connectionRefused(_, let d), .connectTimedOut(_, let d):
-            ensure(d)
-            lastFault[d] = world.now
-        case .fault(_, nil, _, _), .serverDown, .serverUp:
-            lastServerFault = world.now
-        case .lifecycle(let d, let change):
-            ensure(d)
-            lastFault[d] = world.now
-            if change == .background { background[d] = true } else if change == .foreground || change == .started { background[d] = false }
-        default:
-            break
-        }
         // A killed app is no longer in its room (a restarted SDK starts with none).
         if case .lifecycle(let d, .killed) = note {
             ensure(d)
@@ -155,20 +130,6 @@ final class NoLossOracle: Oracle {
     }
 
     func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
-        while let first = timed.first, first.0 < event.time {
-            timed.removeFirst()
-            let (_, uid, d, gen, at) = first
-            guard generation[d] == gen, connected[d], !background[d], lastFault[d] < at, lastServerFault < at,
-                  world.isRunning(device: d), world.expectedOnline(d), pending[uid]?.contains(d) == true,
-                  let m = suite.paths.acceptedMessages[uid] else { continue }
-            let dropped = droppedFor[uid].map { $0.contains("*") || $0.contains(world.userId(ofDevice: d)) } ?? false
-            guard !dropped else { continue }
-            let conv = m.conversation.type == .privateChat && world.userId(ofDevice: d) != m.senderUserId
-                ? ConversationKey(.privateChat, m.senderUserId) : m.conversation
-            suite.report(name, device: d, conversation: conv, messageUId: uid,
-                         "late: \(uid) (\(m.objectName) from \(m.senderUserId)) accepted at \(at) while \(world.deviceId(d)) was connected " +
-                         "has not reached it \(deliveryBound) later, on a connection that stayed up with no fault")
-        }
         // Promote chatroom expectations whose connection survived the grace period.
         while let first = chatroomProbation.first, first.0 <= event.time {
             chatroomProbation.removeFirst()
@@ -221,9 +182,6 @@ final class NoLossOracle: Oracle {
             }
             for d in devices { ensure(d) }
             devices = devices.filter { !have[$0].contains(m.messageUId) }
-            for d in devices where connected[d] {
-                timed.append((world.now + deliveryBound, m.messageUId, d, generation[d], world.now))
-            }
         }
         if pending[m.messageUId] == nil { pendingOrder.append(m.messageUId) }
         pending[m.messageUId, default: []] += devices

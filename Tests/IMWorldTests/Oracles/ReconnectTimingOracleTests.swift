@@ -65,16 +65,6 @@ import Testing
         #expect(opens.contains { $0.nanoseconds == v.timeNanoseconds })
     }
 
-    /// Attempts spaced wider than the schedule (an index advancing by two): the due attempt does
-    /// not come.
-    @Test func backoffTooSlowIsReported() throws {
-        let force = ForceConfig { $0.reconnectSchedule = [.zero, .seconds(1), .seconds(4), .seconds(16), .seconds(64)] }
-        let (run, _) = try runOracles(outage(), observers: [force])
-        let v = try onlyViolation(run)
-        #expect(v.oracle == "reconnect" && v.device == "alice-phone")
-        #expect(v.detail.contains("no reconnect attempt at"), "\(v.detail)")
-    }
-
     /// A half-open connection at 40 s: nothing comes back. A core that waits 20 s for the
     /// PINGRESP keeps a dead connection past the 6 s of §5.
     func halfOpen() throws -> Scenario {
