@@ -28,6 +28,7 @@ struct IMSimCommand: ParsableCommand {
             SweepCommand.self,
             SweepWorkerCommand.self,
             StoreCommand.self,
+            TokenCommand.self,
             TraceCommand.self,
         ]
     )
