@@ -5,5 +5,9 @@ import IMSim
 /// Sources/IMWire/FuzzTarget.swift) lives in its own file in the parser's module.
 enum FuzzTargets {
     static let all: [ParsableCommand.Type] = [
+        FuzzTargetCommand<ScenarioFuzz>.self,
+        FuzzTargetCommand<CaptureFuzz>.self,
+        FuzzTargetCommand<TraceFuzz>.self,
+        FuzzTargetCommand<ClientScriptFuzz>.self,
     ]
 }
