@@ -27,6 +27,9 @@ public struct RuntimeServerOptions: Sendable {
     /// How long a connection the core closed may take to flush before it is reset (a peer that
     /// stops reading cannot keep a closing connection, nor make the server read on its behalf).
     public var closeFlushTimeout: TimeAmount = .seconds(2)
+    /// SO_SNDBUF of accepted sockets (nil: the system's, autotuned up to megabytes). Tests make
+    /// it small so that "queued in the server" is not hidden in the kernel.
+    public var socketSendBufferBytes: Int?
 
     public init() {}
 
@@ -86,6 +89,9 @@ public final class RuntimeServer: Sendable {
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let n = options.socketSendBufferBytes {
+                            try channel.syncOptions?.setOption(.socketOption(.so_sndbuf), value: SocketOptionValue(n))
+                        }
                         try channel.pipeline.syncOperations.addHandler(ServerConnectionHandler(host: bound.value))
                     }
                 }
