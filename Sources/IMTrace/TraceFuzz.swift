@@ -23,7 +23,8 @@ public struct TraceFuzz: FuzzTarget {
         bases = out
     }
 
-    static func kind(_ e: TraceError) -> String { String(String(describing: e).prefix { $0 != "(" && $0 != ":" && $0 != " " }) }
+    /// The error's case name (`checksum`, `truncatedBlock`, …).
+    static func kind(_ e: TraceError) -> String { Mirror(reflecting: e).children.first?.label ?? "\(e)" }
 
     public mutating func fuzzOne(_ rng: inout RandomStream) -> FuzzOutcome {
         guard !bases.isEmpty else { return FuzzOutcome(inputBytes: 0, violation: "no base trace") }

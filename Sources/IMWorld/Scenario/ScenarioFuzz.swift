@@ -32,9 +32,10 @@ public struct ScenarioFuzz: FuzzTarget {
             guard error.path.hasPrefix("$"), !error.message.isEmpty else {
                 return FuzzOutcome(inputBytes: b.count, error: "other", violation: "error without a path: \(error)")
             }
-            // Kind: the top-level field the error names (`$` for syntax).
-            let kind = error.path.dropFirst(2).prefix { $0 != "." && $0 != "[" }
-            return FuzzOutcome(inputBytes: b.count, error: kind.isEmpty ? "$" : String(kind),
+            // Kind: the top-level field the error names; `$` for syntax, `unknown` for a bad key.
+            let field = String(error.path.dropFirst(2).prefix { $0 != "." && $0 != "[" })
+            let kind = field.isEmpty ? "$" : Scenario.keys.contains(field) ? field : "unknown"
+            return FuzzOutcome(inputBytes: b.count, error: kind,
                                fingerprint: StableHash.fnv1a(error.path) ^ UInt64(error.line ?? 0))
         }
     }
