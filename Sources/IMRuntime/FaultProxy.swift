@@ -308,8 +308,14 @@ final class ProxyHost {
     func heal() {
         holdUntil = 0
         dropUntil = 0
+        let now = Self.now()
         for id in links.keys.sorted() {
             guard let link = links[id] else { continue }
+            // Items queued during the window were due at its end: due now instead.
+            for i in link.toServer.queue.indices { link.toServer.queue[i].due = min(link.toServer.queue[i].due, now) }
+            for i in link.toClient.queue.indices { link.toClient.queue[i].due = min(link.toClient.queue[i].due, now) }
+            link.toServer.lastDue = min(link.toServer.lastDue, now)
+            link.toClient.lastDue = min(link.toClient.lastDue, now)
             if let task = link.connectTask {
                 task.cancel()
                 link.connectTask = nil

@@ -83,10 +83,11 @@ import Testing
         _ = await Self.flood(peer, try Self.connectFrame("alice"), count: 1)
         #expect(try await eventually(10) { try await server.stats().get().sessionsOpened == 1 })
         let ping = try StreamFraming.encode(.pingReq(), direction: .clientToServer)
-        _ = await Self.flood(peer, ping, count: (256 << 10) / ping.count)
+        _ = await Self.flood(peer, ping, count: (64 << 10) / ping.count)
         // Garbage: not a frame header the decoder accepts.
         _ = await Self.flood(peer, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], count: 4)
-        #expect(try await eventually(15) { try await server.stats().get().socketsOpen == 0 })
+        // Generous: a loaded debug build takes a while to answer the PINGREQs before the garbage.
+        #expect(try await eventually(60) { try await server.stats().get().socketsOpen == 0 })
         let s = try await server.stats().get()
         #expect(s.connectionsOpen == 0)
         #expect(s.outboundQueuedBytes == 0)

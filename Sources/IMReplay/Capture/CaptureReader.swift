@@ -64,7 +64,9 @@ public final class CaptureReader {
             // The last line, without its newline, that does not decode: the writer was killed
             // mid-line. The complete lines before it stand; the caller warns (`tornTail`).
             guard lines.lastLineUnterminated else { throw error }
-            tornTail = error
+            tornTail = lines.sourceTruncated
+                ? CaptureError(.zstd, line: line, "the compressed stream ends mid-frame, inside this line (\(error.message))")
+                : error
             return nil
         }
     }
