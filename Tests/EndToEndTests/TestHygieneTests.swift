@@ -11,10 +11,11 @@ import Testing
         // Every test whose body runs propertyCheck carries a .fixedSeed trait.
         let tests = text.components(separatedBy: "@Test").dropFirst()
         var checked = 0
-        for t in tests where t.contains("await propertyCheck(") && !t.contains("withKnownIssue") {
+        for t in tests where t.contains("expectNoViolation(") && !t.contains("withKnownIssue") {
             let head = t.prefix(while: { $0 != "{" })
-            #expect(head.contains(".fixedSeed("), "unpinned: \(head.prefix(80))")
-            checked += 1
+            // A sweep draws its seeds from pinnedSeeds, never from a fresh generator.
+            #expect(!t.contains("Gen.") && !t.contains("propertyCheck("), "unpinned: \(head.prefix(80))")
+            if t.contains("pinnedSeeds(") { checked += 1 }
         }
         #expect(checked >= 5)
     }
