@@ -10,6 +10,8 @@ let propertyBased = Target.Dependency.product(name: "PropertyBased", package: "s
 // Only the two NIO products the runtime needs (CI builds on 2 cores).
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+// HMAC-SHA256 login tokens in the runtime (issue 23); not in the cores.
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
 
 let package = Package(
     name: "IMSim",
@@ -25,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
@@ -41,7 +44,7 @@ let package = Package(
         .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "CZstd", "CCRC32C"]),
         .target(name: "IMReplay", dependencies: ["IMWorld", "IMTrace", "CZstd"]),
         // The real runtime: the same cores over TCP (SwiftNIO), real clocks; outside the determinism rules.
-        .target(name: "IMRuntime", dependencies: ["IMClient", "IMServer", "IMStore", "IMWire", "IMReplay", nioCore, nioPosix]),
+        .target(name: "IMRuntime", dependencies: ["IMClient", "IMServer", "IMStore", "IMWire", "IMReplay", nioCore, nioPosix, crypto]),
         // Production traffic (pcap/pcapng via libpcap, browser HAR) → captures; only the CLI links it.
         .target(name: "IMImport", dependencies: ["IMWire", "IMClient", "IMStore", "IMReplay", "CPcap", protobuf]),
         .target(name: "IMSim", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMReplay", "IMRuntime"]),

@@ -29,6 +29,10 @@ public struct FaultProxyOptions: Sendable {
     public var blackholeMode: BlackholeMode = .hold
     public var seed: UInt64 = 1
     public var log: (@Sendable (String) -> Void)?
+    /// Bytes one direction of one connection may hold (delayed or held by a black-hole, or
+    /// waiting for a slow reader); past it the proxy stops reading from the sender (TCP
+    /// backpressure) until half of it has drained.
+    public var maxQueuedBytes = 4 << 20
 
     public init(target: SocketAddress) { self.target = target }
 }
@@ -52,6 +56,12 @@ public struct FaultProxyStats: Sendable, Hashable {
     public var bytesToServer = 0
     public var bytesToClients = 0
     public var bytesDropped = 0
+    /// Bytes queued in the proxy now (all connections, both directions).
+    public var queuedBytes = 0
+    /// The most one direction of one connection ever held.
+    public var peakQueuedBytes = 0
+    /// Times the proxy stopped reading from a sender because its queue was full.
+    public var readPauses = 0
     public init() {}
 }
 
@@ -102,6 +112,11 @@ public final class FaultProxy: Sendable {
         eventLoop.submit { self.bound.value.resetAll() }
     }
 
+    /// Ends every black-hole window now (held bytes and connections go on at once).
+    public func heal() -> EventLoopFuture<Void> {
+        eventLoop.submit { self.bound.value.heal() }
+    }
+
     /// Starts a black-hole window now.
     public func blackhole(for length: SimDuration, mode: BlackholeMode) -> EventLoopFuture<Void> {
         eventLoop.submit { self.bound.value.startBlackhole(for: length, mode: mode) }
@@ -132,6 +147,8 @@ final class ProxyLink {
     var dead = false
     var finished = false
     var resetTask: Scheduled<Void>?
+    /// The connect to the server a hold-mode black-hole postponed.
+    var connectTask: Scheduled<Void>?
     init(id: Int) { self.id = id }
 }
 
@@ -141,6 +158,10 @@ struct ProxyPipe {
     var queue: [(due: UInt64, item: Item)] = []
     var lastDue: UInt64 = 0
     var scheduled: Scheduled<Void>?
+    /// Bytes in `queue`.
+    var bytes = 0
+    /// Reading from the sender is paused (the queue passed the limit).
+    var paused = false
 }
 
 /// The proxy's state; confined to its event loop.
@@ -192,7 +213,7 @@ final class ProxyHost {
         let wait = holdUntil > Self.now() ? holdUntil - Self.now() : 0
         if wait > 0 {
             // A partition: the SYN to the server gets through when the window ends.
-            loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(wait))) { [weak self] in self?.connectServer(link) }
+            link.connectTask = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(wait))) { [weak self] in self?.connectServer(link) }
         } else {
             connectServer(link)
         }
@@ -256,8 +277,53 @@ final class ProxyHost {
         link.resetTask?.cancel()
         link.toServer.scheduled?.cancel()
         link.toClient.scheduled?.cancel()
+        stats.queuedBytes -= link.toServer.bytes + link.toClient.bytes
+        link.toServer.bytes = 0
+        link.toClient.bytes = 0
         links.removeValue(forKey: link.id)
         stats.open = links.count
+    }
+
+    /// Stops reading from the sender of a direction whose queue passed the limit; reads again
+    /// once half of it has drained.
+    func applyBackpressure(_ link: ProxyLink, toServer: Bool) {
+        guard !link.finished, let source = toServer ? link.client : link.server else { return }
+        let pipe = toServer ? link.toServer : link.toClient
+        if !pipe.paused && pipe.bytes > options.maxQueuedBytes {
+            if toServer { link.toServer.paused = true } else { link.toClient.paused = true }
+            stats.readPauses += 1
+            _ = source.setOption(ChannelOptions.autoRead, value: false)
+        } else if pipe.paused && pipe.bytes <= options.maxQueuedBytes / 2 {
+            if toServer { link.toServer.paused = false } else { link.toClient.paused = false }
+            _ = source.setOption(ChannelOptions.autoRead, value: true)
+            source.read()
+        }
+    }
+
+    /// The receiver's socket can take bytes again.
+    func writable(_ link: ProxyLink, side: ProxySide) {
+        deliver(link, toServer: side == .server)
+    }
+
+    func heal() {
+        holdUntil = 0
+        dropUntil = 0
+        let now = Self.now()
+        for id in links.keys.sorted() {
+            guard let link = links[id] else { continue }
+            // Items queued during the window were due at its end: due now instead.
+            for i in link.toServer.queue.indices { link.toServer.queue[i].due = min(link.toServer.queue[i].due, now) }
+            for i in link.toClient.queue.indices { link.toClient.queue[i].due = min(link.toClient.queue[i].due, now) }
+            link.toServer.lastDue = min(link.toServer.lastDue, now)
+            link.toClient.lastDue = min(link.toClient.lastDue, now)
+            if let task = link.connectTask {
+                task.cancel()
+                link.connectTask = nil
+                connectServer(link)
+            }
+            deliver(link, toServer: true)
+            if let l = links[id] { deliver(l, toServer: false) }
+        }
     }
 
     // MARK: Pipes
@@ -273,14 +339,22 @@ final class ProxyHost {
         let now = Self.now()
         var due = max(now + delaySample(), toServer ? link.toServer.lastDue : link.toClient.lastDue)
         due = max(due, holdUntil)
+        let n: Int
+        if case .bytes(let b) = item { n = b.readableBytes } else { n = 0 }
+        stats.queuedBytes += n
         if toServer {
             link.toServer.lastDue = due
             link.toServer.queue.append((due, item))
+            link.toServer.bytes += n
+            stats.peakQueuedBytes = max(stats.peakQueuedBytes, link.toServer.bytes)
         } else {
             link.toClient.lastDue = due
             link.toClient.queue.append((due, item))
+            link.toClient.bytes += n
+            stats.peakQueuedBytes = max(stats.peakQueuedBytes, link.toClient.bytes)
         }
         deliver(link, toServer: toServer)
+        applyBackpressure(link, toServer: toServer)
     }
 
     /// Writes every due item of one direction, then schedules the next. A black-hole in hold mode
@@ -294,10 +368,16 @@ final class ProxyHost {
         let target = toServer ? link.server : link.client
         let waitingForServer = toServer && target == nil && link.serverConnecting
         var ended: ProxyPipe.Item?
+        var blocked = false
         if now >= holdUntil && !waitingForServer {
             while let head = pipe.queue.first, head.due <= now {
+                // A receiver that does not read: keep the bytes here (bounded, see
+                // applyBackpressure) instead of in the socket's unbounded outbound buffer.
+                if case .bytes = head.item, let target, !target.isWritable { blocked = true; break }
                 pipe.queue.removeFirst()
                 if case .bytes(let buffer) = head.item {
+                    pipe.bytes -= buffer.readableBytes
+                    stats.queuedBytes -= buffer.readableBytes
                     if let target {
                         target.writeAndFlush(buffer, promise: nil)
                         if toServer { stats.bytesToServer += buffer.readableBytes } else { stats.bytesToClients += buffer.readableBytes }
@@ -310,7 +390,7 @@ final class ProxyHost {
                 }
             }
         }
-        if ended == nil, !waitingForServer, let next = pipe.queue.first {
+        if ended == nil, !waitingForServer, !blocked, let next = pipe.queue.first {
             let at = max(next.due, holdUntil)
             let wait = at > now ? at - now : 0
             pipe.scheduled = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(wait))) { [weak self] in
@@ -318,6 +398,7 @@ final class ProxyHost {
             }
         }
         if toServer { link.toServer = pipe } else { link.toClient = pipe }
+        applyBackpressure(link, toServer: toServer)
         guard let ended else { return }
         // A close travels behind the bytes before it; the other direction dies with the link.
         let other = toServer ? link.client : link.server
@@ -378,6 +459,9 @@ final class ProxyHost {
         for item in link.toServer.queue + link.toClient.queue {
             if case .bytes(let b) = item.item { stats.bytesDropped += b.readableBytes }
         }
+        stats.queuedBytes -= link.toServer.bytes + link.toClient.bytes
+        link.toServer.bytes = 0
+        link.toClient.bytes = 0
         link.toServer.queue = []
         link.toClient.queue = []
         link.toServer.scheduled?.cancel()
@@ -413,6 +497,11 @@ final class ProxySideHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         host.read(unwrapInboundIn(data), link: link, from: side)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { host.writable(link, side: side) }
+        context.fireChannelWritabilityChanged()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {

@@ -20,6 +20,8 @@ public struct LoadOptions: Sendable {
     public var drain: SimDuration = .seconds(2)
     /// Each client records its capture as `DIR/<userId>.jsonl`, or nil.
     public var captureDir: String?
+    /// The server's token secret (`imsim serve --secret`): clients log in with signed tokens.
+    public var tokenSecret: [UInt8]?
     public var log: (@Sendable (String) -> Void)?
 
     public enum Workload: Sendable, Equatable {
@@ -113,7 +115,9 @@ final class LoadRun {
                 // be absorbed as repeats (Docs/runtime.md, findings). A device per run avoids it.
                 var o = RuntimeClientOptions(server: options.server,
                                              identity: DeviceIdentity(userId: user, deviceId: "\(user)-lg-\(runTag)", platform: .mobile),
-                                             token: RuntimeServerOptions.token(for: user))
+                                             token: options.tokenSecret.map {
+                                                 RuntimeTokens.issue(userId: user, secret: $0, validForMs: 86_400_000, nowMs: WallClock.osEpochMs())
+                                             } ?? RuntimeServerOptions.token(for: user))
                 o.connectTimeout = .seconds(10)
                 if let dir = options.captureDir { o.capture = RecorderCaptureSink.file("\(dir)/\(user).jsonl", source: "imsim loadgen") }
                 let host = try ClientHost(options: o, loop: loop)

@@ -51,6 +51,8 @@ public struct RuntimeClientSummary: Sendable, Hashable {
     /// `connected` status callbacks (the first connect and every reconnect).
     public var connectedCount = 0
     public var statuses: [ConnectionStatus] = []
+    /// Codes of `connectError` callbacks (31004 token incorrect, 31020 token expired, …).
+    public var connectErrors: [Int32] = []
     public var bytesIn = 0
     public var bytesOut = 0
     public var bytesDropped = 0
@@ -261,6 +263,9 @@ final class ClientHost {
             summary.statuses.append(s)
             if s == .connected { summary.connectedCount += 1 }
             log("\(now) status \(s)")
+        case .connectError(let code):
+            summary.connectErrors.append(code)
+            log("\(now) connectError \(code)")
         case .messageInserted(let m):
             log("\(now) messageInserted #\(m.messageId) \(m.conversation) \(m.content)")
         default:

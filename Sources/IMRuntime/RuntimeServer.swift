@@ -22,6 +22,18 @@ public struct RuntimeServerOptions: Sendable {
     public var pcapPath: String?
     /// A line per event for a human (the CLI prints it), or nil.
     public var log: (@Sendable (String) -> Void)?
+    /// With a secret, users log in only with tokens signed by it (`RuntimeTokens`, HMAC-SHA256);
+    /// without, with the insecure fixed `token-<userId>` (tests, old scripts).
+    public var tokenSecret: [UInt8]?
+    /// Bytes a connection may have written but not yet taken by its socket; a peer that sends
+    /// but never reads (PINGREQ floods) is closed past this, with a log line.
+    public var maxOutboundBytes = 4 << 20
+    /// How long a connection the core closed may take to flush before it is reset (a peer that
+    /// stops reading cannot keep a closing connection, nor make the server read on its behalf).
+    public var closeFlushTimeout: TimeAmount = .seconds(2)
+    /// SO_SNDBUF of accepted sockets (nil: the system's, autotuned up to megabytes). Tests make
+    /// it small so that "queued in the server" is not hidden in the kernel.
+    public var socketSendBufferBytes: Int?
 
     public init() {}
 
@@ -38,6 +50,14 @@ public struct RuntimeServerStats: Sendable, Hashable {
     public var messagesAccepted = 0
     public var sessionsOpened = 0
     public var timersFired = 0
+    /// Bytes written and not yet taken by the sockets, now (all connections).
+    public var outboundQueuedBytes = 0
+    /// The most one connection ever had queued.
+    public var peakOutboundQueuedBytes = 0
+    /// Connections closed for not reading (over `maxOutboundBytes`).
+    public var slowReadersClosed = 0
+    /// Sockets still open (a connection the core closed counts until its socket is gone).
+    public var socketsOpen = 0
     public init() {}
 }
 
@@ -73,6 +93,9 @@ public final class RuntimeServer: Sendable {
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let n = options.socketSendBufferBytes {
+                            try channel.syncOptions?.setOption(.socketOption(.so_sndbuf), value: SocketOptionValue(n))
+                        }
                         try channel.pipeline.syncOperations.addHandler(ServerConnectionHandler(host: bound.value))
                     }
                 }
@@ -119,14 +142,25 @@ final class ServerHost {
     let events: LineLog?
     let pcap: PcapngCapture?
     let printer: (@Sendable (String) -> Void)?
+    let maxOutboundBytes: Int
+    let closeFlushTimeout: TimeAmount
+    /// Per connection: bytes handed to the channel whose write has not completed.
+    var pendingOut: [ConnectionID: Int] = [:]
     private var feeding = false
     private var queue: [ServerInput] = []
     private var stopped = false
 
     init(options: RuntimeServerOptions, loop: EventLoop) throws {
         var directory = ServerDirectory()
-        for u in options.users { directory.addUser(u, token: RuntimeServerOptions.token(for: u)) }
+        if let secret = options.tokenSecret {
+            directory.signer = RuntimeTokens.signer(secret: secret)
+            directory.accounts = Set(options.users)
+        } else {
+            for u in options.users { directory.addUser(u, token: RuntimeServerOptions.token(for: u)) }
+        }
         core = ServerCore(config: options.config, directory: directory)
+        maxOutboundBytes = options.maxOutboundBytes
+        closeFlushTimeout = options.closeFlushTimeout
         self.loop = loop
         timers = TimerTable(loop: loop)
         events = try options.eventsPath.map { try LineLog(path: $0) }
@@ -146,6 +180,7 @@ final class ServerHost {
         if let pcap {
             pcap.opened(id, client: Self.endpoint(channel.remoteAddress), server: Self.endpoint(channel.localAddress), ns: WallClock.osEpochNs())
         }
+        stats.socketsOpen += 1
         stats.connectionsAccepted += 1
         stats.connectionsOpen = channels.count
         feed(.connectionAccepted(id))
@@ -190,14 +225,33 @@ final class ServerHost {
             switch effect {
             case .send(let id, let bytes, _):
                 guard let channel = channels[id] else { continue }
-                stats.bytesOut += bytes.count
+                let n = bytes.count
+                let queued = pendingOut[id, default: 0] + n
+                if queued > maxOutboundBytes {
+                    closeSlowReader(id, channel, queued: queued - n)
+                    continue
+                }
+                pendingOut[id] = queued
+                stats.outboundQueuedBytes += n
+                stats.peakOutboundQueuedBytes = max(stats.peakOutboundQueuedBytes, queued)
+                stats.bytesOut += n
                 pcap?.data(id, toServer: false, bytes, ns: WallClock.osEpochNs())
-                channel.writeAndFlush(channel.allocator.buffer(bytes: bytes), promise: nil)
+                channel.writeAndFlush(channel.allocator.buffer(bytes: bytes)).assumeIsolated().whenComplete { [weak self] _ in
+                    guard let self else { return }
+                    self.stats.outboundQueuedBytes -= n
+                    if let left = self.pendingOut[id] { self.pendingOut[id] = left - n > 0 ? left - n : nil }
+                }
             case .close(let id):
                 guard let channel = channels.removeValue(forKey: id) else { continue }
                 stats.connectionsOpen = channels.count
                 pcap?.closed(id, byServer: true, reset: false, ns: WallClock.osEpochNs())
+                // Read nothing more (after a protocol error the peer's input is refused, not
+                // drained); flush what the core sent before, but reset if the peer will not take it.
+                _ = channel.setOption(ChannelOptions.autoRead, value: false)
                 TransportErrors.flushAndClose(channel)
+                channel.eventLoop.scheduleTask(in: closeFlushTimeout) {
+                    if channel.isActive { TransportErrors.reset(channel) }
+                }
             case .setTimer(let timer, let after):
                 timers.set(timer, after: after) { [unowned self] t in
                     self.stats.timersFired += 1
@@ -219,6 +273,22 @@ final class ServerHost {
             }
         }
     }
+
+    /// A peer that sends but does not read: reset its connection (which frees what was queued
+    /// for it) and tell the core the transport is gone.
+    func closeSlowReader(_ id: ConnectionID, _ channel: Channel, queued: Int) {
+        channels.removeValue(forKey: id)
+        stats.connectionsOpen = channels.count
+        stats.slowReadersClosed += 1
+        log("closing connection \(id.raw): slow reader (\(queued) bytes unsent, limit \(maxOutboundBytes))")
+        pcap?.closed(id, byServer: true, reset: true, ns: WallClock.osEpochNs())
+        _ = channel.setOption(ChannelOptions.autoRead, value: false)
+        TransportErrors.reset(channel)
+        feed(.connectionClosed(id, .reset))
+    }
+
+    /// A socket went away (however it was closed).
+    func socketClosed() { stats.socketsOpen -= 1 }
 
     func shutdown() {
         guard !stopped else { return }
@@ -271,7 +341,10 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let id { host.closed(id, reason: reason ?? .closedByPeer) }
+        if let id {
+            host.closed(id, reason: reason ?? .closedByPeer)
+            host.socketClosed()
+        }
         context.fireChannelInactive()
     }
 }

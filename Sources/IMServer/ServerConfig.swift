@@ -136,4 +136,8 @@ public struct ServerDirectory: Sendable, Hashable {
     public mutating func addUser(_ userId: String, token: String, state: TokenState = .valid) {
         _tokens[token] = TokenEntry(userId: userId, state: state)
     }
+    /// Signs and checks login tokens (`TokenSigner`); nil: only the fixed tokens above.
+    public var signer: TokenSigner?
+    /// Users who may log in with a signed token.
+    public var accounts: Set<String> = []
 }

@@ -20,13 +20,26 @@ extension ServerCore {
         }
         if let key = c.appKey, key != config.appKey { return refuse(id, .notAuthorized, now: now) }
         if directory.appBlocked { return refuse(id, .appBlocked, now: now) }
-        guard let token = c.token, let entry = directory._tokens[token] else { return refuse(id, .tokenIncorrect, now: now) }
-        switch entry.state {
-        case .valid: break
-        case .expired: return refuse(id, .tokenExpired, now: now)
-        case .revoked: return refuse(id, .tokenIncorrect, now: now)
+        guard let token = c.token else { return refuse(id, .tokenIncorrect, now: now) }
+        let userId: String
+        if let entry = directory._tokens[token] {
+            switch entry.state {
+            case .valid: break
+            case .expired: return refuse(id, .tokenExpired, now: now)
+            case .revoked: return refuse(id, .tokenIncorrect, now: now)
+            }
+            userId = entry.userId
+        } else if let signer = directory.signer {
+            // A signed token: right form, right MAC, an account, not expired (31020 / CONNACK 10);
+            // anything else is incorrect (31004 / CONNACK 4).
+            switch signer.check(token, nowMs: now) {
+            case .valid(let u) where directory.accounts.contains(u): userId = u
+            case .expired(let u) where directory.accounts.contains(u): return refuse(id, .tokenExpired, now: now)
+            default: return refuse(id, .tokenIncorrect, now: now)
+            }
+        } else {
+            return refuse(id, .tokenIncorrect, now: now)
         }
-        let userId = entry.userId
         if directory.bannedUsers.contains(userId) { return refuse(id, .userBlocked, now: now) }
 
         // One session per platform class.

@@ -297,7 +297,8 @@ public enum WireFuzz {
 
     static let interesting: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0xFF, 0x22, 0x5C, 0xC0, 0xED, 0xF4]
 
-    static func mutate(_ b: inout [UInt8], _ rng: inout RandomStream) {
+    /// 0–4 random byte-level mutations (shared by every `imsim fuzz` target).
+    public static func mutate(_ b: inout [UInt8], _ rng: inout RandomStream) {
         let n = rng.below(8) == 0 ? 0 : 1 + Int(rng.below(4))
         for _ in 0..<n {
             switch rng.below(9) {

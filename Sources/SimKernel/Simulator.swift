@@ -78,6 +78,10 @@ public final class Simulator<Payload: SimPayload & Sendable> {
     /// The determinism digest of everything dispatched so far.
     public var digest: Digest64 { digestValue }
 
+    /// Folds content into the determinism digest: what events carry (bytes a link delivers,
+    /// what the app is told), so "same digest" means "same run", not only "same event schedule".
+    @inlinable public func foldIntoDigest(_ x: UInt64) { digestValue.fold(x) }
+
     @discardableResult
     public func addNode(_ name: String) -> NodeID {
         nodeNames.append(name)
@@ -101,7 +105,9 @@ public final class Simulator<Payload: SimPayload & Sendable> {
 
     @inlinable @discardableResult
     public func schedule(_ payload: Payload, to target: NodeID, after delay: SimDuration) -> EventID {
-        schedule(payload, to: target, at: now + SimDuration(nanoseconds: Swift.max(0, delay.nanoseconds)))
+        // Saturating: a delay past the end of time (a hostile latency) parks the event at .max.
+        let (at, overflow) = now.nanoseconds.addingReportingOverflow(Swift.max(0, delay.nanoseconds))
+        return schedule(payload, to: target, at: overflow ? .max : SimTime(nanoseconds: at))
     }
 
     /// Cancels a pending event; harmless for fired, cancelled or unknown ids.

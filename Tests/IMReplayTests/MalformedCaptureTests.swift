@@ -124,10 +124,33 @@ import Testing
         let whole = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(Array(whole.prefix(4)) == zstdMagic)
         #expect(readError(whole) == nil)
-        let e = readError(Array(whole.prefix(whole.count * 2 / 3)))
-        #expect(e?.kind == .zstd)
-        #expect((e?.line ?? 0) > Self.valid.count)
-        #expect(e?.message.contains("truncated") == true)
+        // A writer killed mid-frame: the complete lines before the cut are read, the tail is
+        // reported as torn (issue 23), not as an error that loses the whole capture.
+        let reader = try CaptureReader(bytes: Array(whole.prefix(whole.count * 2 / 3)))
+        let records = try reader.readAll()
+        #expect(records.count > Self.valid.count)
+        #expect(records.count < l.count - 1)
+        #expect(reader.tornTail?.kind == .zstd)
+        #expect((reader.tornTail?.line ?? 0) > Self.valid.count)
+    }
+
+    @Test func aTornLastLineReplaysTheCompleteLinesBeforeIt() throws {
+        let whole = bytes(Self.valid) + [0x0A]
+        let complete = try replay(whole)
+        // Cut inside the last record: its line has no newline and does not decode.
+        let cut = Array(whole.dropLast(12))
+        let reader = try CaptureReader(bytes: cut)
+        let records = try reader.readAll()
+        #expect(records.count == Self.valid.count - 2)
+        #expect(reader.tornTail?.kind == .badJSON)
+        #expect(reader.tornTail?.line == Self.valid.count)
+        let torn = try replay(cut)
+        #expect(torn.records == complete.records - 1)
+        #expect(torn.notes.contains { $0.hasPrefix("warning: the capture ends in a torn line (line \(Self.valid.count)") })
+        // A damaged line that is not the last one is still an error.
+        var l = Self.valid
+        l[3] = String(l[3].dropLast())
+        #expect(readError(bytes(l) + [0x0A])?.kind == .badJSON)
     }
 
     @Test func otherStructuralErrors() {

@@ -117,12 +117,14 @@ import Testing
         var l = lines(captures["bob-phone"]!)
         // Change the token in the captured CONNECT: replay writes the real one.
         let i = try #require(l.firstIndex { $0.contains("\"kind\":\"out\"") && $0.contains("CONNECT") })
-        let tokenHex = Hex.encode(Array("token-bob".utf8)), otherHex = Hex.encode(Array("token-bOb".utf8))
+        // The simulator's tokens are signed: v1.bob.<expiry>.<MAC>; change the user's letter.
+        let tokenHex = Hex.encode(Array("v1.bob.".utf8)), otherHex = Hex.encode(Array("v1.bOb.".utf8))
+        #expect(l[i].contains(tokenHex))
         l[i] = l[i].replacingOccurrences(of: tokenHex, with: otherHex)
         let report = try replay(bytes(l))
         let d = try #require(report.divergence)
         #expect(d.line == i + 1)
-        #expect(d.frameDiff.contains { $0.contains("token-bOb") } && d.frameDiff.contains { $0.contains("token-bob") })
+        #expect(d.frameDiff.contains { $0.contains("v1.bOb.") } && d.frameDiff.contains { $0.contains("v1.bob.") })
     }
 
     @Test func replayIsDeterministic() throws {

@@ -106,13 +106,22 @@ func imsim(_ args: [String]) throws -> CLIResult {
     @Test func aRunKilledMidWriteLeavesASalvageableTrace() throws {
         let path = temporaryPath("cli-killed-run")
         defer { try? FileManager.default.removeItem(atPath: path) }
+        // mixed-1k stretched to 30 simulated days: no machine finishes it before the kill, so the
+        // test makes no assumption about how fast this one is (the plain 1 h run can end first).
+        let scenarioPath = temporaryPath("cli-killed-run-scenario") + ".json"
+        defer { try? FileManager.default.removeItem(atPath: scenarioPath) }
+        let mixed = try String(contentsOfFile: repositoryFile("Traces/scenarios/mixed-1k.json"), encoding: .utf8)
+        #expect(mixed.contains(#""duration": "1h""#))
+        try mixed.replacingOccurrences(of: #""duration": "1h""#, with: #""duration": "30d""#)
+            .write(toFile: scenarioPath, atomically: true, encoding: .utf8)
         let p = Process()
         p.executableURL = try ImsimBinary.locate()
-        p.arguments = ["run", "mixed-1k", "--no-oracles", "--trace", path]
+        // --force: the 30-day estimate exceeds a small machine's memory; the run is killed early.
+        p.arguments = ["run", scenarioPath, "--no-oracles", "--force", "--trace", path]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
-        // Wait until at least two blocks are on disk (the run itself takes far longer).
+        // Wait until at least two blocks are on disk.
         var blocks = 0
         for _ in 0..<1200 where blocks < 2 {
             usleep(50_000)

@@ -52,3 +52,9 @@ enum ImsimBinary {
         throw NotFound(tried: tried)
     }
 }
+
+/// A file of this repository, by its path from the repository root.
+func repositoryFile(_ relative: String) -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(relative).path
+}

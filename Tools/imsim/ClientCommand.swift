@@ -9,7 +9,8 @@ struct ClientCommand: ParsableCommand {
         commandName: "client",
         abstract: "Run the real client core over TCP against `imsim serve`, driven by a script.",
         discussion: """
-            The client connects at start (token "token-<user>"), runs the script (a JSON array of \
+            The client connects at start (with --token, or a token it signs with --secret FILE, \
+            or the insecure "token-<user>"), runs the script (a JSON array of \
             steps with delays, Docs/runtime.md), stays --linger longer, then stops like a process \
             exit. --capture records the production capture (Docs/capture-format.md) that `imsim \
             replay` replays in the simulator. --store keeps the SQLite database (WAL) in a file.
@@ -28,6 +29,18 @@ struct ClientCommand: ParsableCommand {
     @Option(help: "Stay connected this long after the last step.") var linger = "2s"
     @Flag(help: "Do not call connect at start (the script does).") var noConnect = false
     @Flag(help: "Only print the closing summary.") var quiet = false
+    @Option(help: "Login token (from `imsim token`).") var token: String?
+    @Option(help: "The server's secret file: sign a 24 h token for --user.") var secret: String?
+
+    func loginToken() throws -> String {
+        if let token, secret != nil { throw ValidationError("give --token or --secret, not both") }
+        if let token { return token }
+        guard let secret else { return RuntimeServerOptions.token(for: user) }
+        do {
+            return RuntimeTokens.issue(userId: user, secret: try RuntimeTokens.readSecret(path: secret), validForMs: 86_400_000,
+                                       nowMs: WallClock.osEpochMs())
+        } catch { throw ValidationError("--secret: \(error)") }
+    }
 
     func run() throws {
         guard let platform = Platform(rawValue: platform) else { throw ValidationError("--platform must be mobile, desktop or web") }
@@ -37,7 +50,7 @@ struct ClientCommand: ParsableCommand {
         let deviceId = device ?? (store == nil ? "\(user)-phone-\(String(UInt32(getpid()), radix: 16))" : "\(user)-phone")
         let identity = DeviceIdentity(userId: user, deviceId: deviceId, platform: platform)
         var o = RuntimeClientOptions(server: try RuntimeCLI.address(server, option: "--server"), identity: identity,
-                                     token: RuntimeServerOptions.token(for: user))
+                                     token: try loginToken())
         o.config.bugs = ClientBugs(try RuntimeCLI.bugs(bugs, side: .client, option: "--bugs"))
         if let h = heartbeat { o.config.heartbeatInterval = try RuntimeCLI.duration(h, option: "--heartbeat") }
         o.storePath = store

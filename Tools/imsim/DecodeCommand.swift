@@ -41,10 +41,34 @@ struct DecodeCommand: ParsableCommand {
         if let t = queryTopic, Topic(rawValue: t) == nil { throw ValidationError("unknown --query-topic \(t)") }
     }
 
+    /// A stream-framed FILE is read in 64 KiB chunks and each frame printed as it decodes:
+    /// memory stays bounded whatever the file's size.
+    func decodeStream(file: String, direction dir: WireDirection) throws {
+        let input = try WireIO.ChunkReader(path: file)
+        var decoder = StreamDecoder(direction: dir, maxFrameSize: maxFrameSize, obfuscated: obfuscated)
+        var index = 0
+        do {
+            _ = try StreamDecodeLoop.run(&decoder, read: { try input.next() }) { frame, offset, size in
+                index += 1
+                if json {
+                    print(FrameJSON.describe(frame, direction: dir, queryTopic: queryTopic).serializedString)
+                } else {
+                    print("#\(index) @\(offset) (\(size) bytes) " + FrameText.describe(frame, direction: dir, queryTopic: queryTopic))
+                }
+            }
+        } catch let e as ValidationError {
+            throw e
+        } catch {
+            WireIO.printError("stream: \(error)")
+            throw ExitCode.failure
+        }
+    }
+
     func run() throws {
         let dir = try WireIO.direction(direction)
         var chunks: [[UInt8]]
-        if let file { chunks = [try WireIO.readFile(file)] }
+        if let file, framing == .stream { return try decodeStream(file: file, direction: dir) }
+        if let file { chunks = [try WireIO.readFile(file, limit: maxFrameSize + 16)] }
         else if let hex { chunks = try WireIO.chunks(hex, format: .hex) }
         else if let base64 { chunks = try WireIO.chunks(base64, format: .base64) }
         else { chunks = try WireIO.chunks(decimal!, format: .decimal) }

@@ -30,6 +30,7 @@ struct IMSimCommand: ParsableCommand {
             SweepCommand.self,
             SweepWorkerCommand.self,
             StoreCommand.self,
+            TokenCommand.self,
             TraceCommand.self,
         ]
     )

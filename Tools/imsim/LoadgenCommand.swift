@@ -26,6 +26,7 @@ struct LoadgenCommand: ParsableCommand {
     @Option(help: "Seed of the workload's randomness.") var seed: UInt64 = 1
     @Option(help: "Record every client's capture as DIR/<user>.jsonl.") var captureDir: String?
     @Flag(help: "Print JSON.") var json = false
+    @Option(help: "The server's secret file (imsim serve --secret): clients log in with signed tokens.") var secret: String?
 
     func validate() throws {
         guard (2...10_000).contains(clients) else { throw ValidationError("--clients must be 2…10000") }
@@ -41,6 +42,9 @@ struct LoadgenCommand: ParsableCommand {
         o.userPrefix = userPrefix
         o.seed = seed
         o.captureDir = captureDir
+        if let secret {
+            do { o.tokenSecret = try RuntimeTokens.readSecret(path: secret) } catch { throw ValidationError("--secret: \(error)") }
+        }
         let json = self.json
         o.log = { line in if !json { RuntimeCLI.printLine(line) } }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

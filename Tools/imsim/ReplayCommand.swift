@@ -65,6 +65,9 @@ struct ReplayCommand: ParsableCommand {
             FileHandle.standardError.write(Data("imsim: \(capture): \(e)\n".utf8))
             throw ExitCode(2)
         }
+        for n in report.notes where n.hasPrefix("warning: ") {
+            FileHandle.standardError.write(Data("imsim: \(capture): \(n)\n".utf8))
+        }
         print(json ? BenchFormat.json(report) : report.text)
         if report.exitCode != 0 { throw ExitCode(report.exitCode) }
     }

@@ -44,6 +44,8 @@ struct RunCommand: ParsableCommand {
     var traceSingleThreaded = false
     @Flag(name: .customLong("check-determinism"), help: "Run twice in separate processes and compare the traces.")
     var checkDeterminism = false
+    @Flag(help: "Run even when the scenario's memory estimate exceeds the machine's available memory (warns).")
+    var force = false
 
     func validate() throws {
         guard TraceLevel(rawValue: traceLevel) != nil else { throw ValidationError("--trace-level must be 1, 2 or 3") }
@@ -73,6 +75,7 @@ struct RunCommand: ParsableCommand {
         }
         if swarm { sc.swarm = true }
         if let bugs { sc = try BugsOption.apply(bugs, to: sc) }
+        try MemoryGuard.check(sc, name: scenario, force: force)
         var untilTime: SimTime?
         if let u = until {
             do { untilTime = SimTime.zero + (try SimDuration(parsing: u)) } catch {

@@ -9,7 +9,11 @@ struct ServeCommand: ParsableCommand {
         commandName: "serve",
         abstract: "Run the real server core over TCP (SwiftNIO, one event loop, real clock).",
         discussion: """
-            Users log in with the token "token-<userId>" (as in the simulator). Listens on loopback \
+            With --secret FILE users log in only with tokens signed by that secret (HMAC-SHA256 over \
+            user id and expiry; `imsim token USER --secret FILE` prints one): an expired token is \
+            refused with CONNACK 10 (31020), any other bad token with CONNACK 4 (31004). Without \
+            --secret the insecure fixed token "token-<userId>" is accepted (anyone can log in as \
+            anyone; a warning says so). Listens on loopback \
             by default; prints "listening on HOST:PORT" (with --port 0, the port chosen). Runs until \
             SIGINT/SIGTERM or --for. See Docs/runtime.md.
             """
@@ -27,6 +31,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Server bug switches, e.g. B2,B12.") var bugs: String?
     @Option(name: .customLong("for"), help: "Stop after this long (e.g. 30s).") var runFor: String?
     @Flag(help: "Print every server event.") var verbose = false
+    @Option(help: "Secret file (≥ 16 bytes): accept only tokens signed by it (see `imsim token`).") var secret: String?
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
@@ -44,6 +49,12 @@ struct ServeCommand: ParsableCommand {
         if o.users.isEmpty { o.users = ["alice", "bob", "carol", "dave"] }
         o.eventsPath = events
         o.pcapPath = pcap
+
+        if let secret {
+            do { o.tokenSecret = try RuntimeTokens.readSecret(path: secret) } catch { throw ValidationError("--secret: \(error)") }
+        } else {
+            RuntimeCLI.printLine("warning: no --secret: anyone can log in as anyone with \"token-<userId>\"")
+        }
         o.config.rateLimitPerSecond = rateLimit
         o.config.delivery = delivery == "notify" ? .notify : .direct
         o.config.bugs = ServerBugs(try RuntimeCLI.bugs(bugs, side: .server, option: "--bugs"))

@@ -73,12 +73,42 @@ enum WireIO {
         return out
     }
 
-    static func readFile(_ path: String) throws -> [UInt8] {
-        if path == "-" { return [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }
-        guard let d = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("cannot read \(path)")
+    static func readFile(_ path: String, limit: Int = .max) throws -> [UInt8] {
+        let reader = try ChunkReader(path: path)
+        var out: [UInt8] = []
+        while true {
+            let c = try reader.next()
+            if c.isEmpty { return out }
+            out += c
+            if out.count > limit { throw ValidationError("\(path): more than \(limit) bytes (one message-framed frame at most)") }
         }
-        return [UInt8](d)
+    }
+
+    /// Reads a file ('-' = stdin) in fixed-size chunks (bounded memory for large inputs).
+    final class ChunkReader {
+        let handle: FileHandle
+        let path: String
+        let size: Int
+
+        init(path: String, chunkSize: Int = 64 << 10) throws {
+            self.path = path
+            size = chunkSize
+            if path == "-" {
+                handle = FileHandle.standardInput
+            } else {
+                guard let h = FileHandle(forReadingAtPath: path) else { throw ValidationError("cannot read \(path)") }
+                handle = h
+            }
+        }
+
+        /// The next chunk; empty at the end of the file.
+        func next() throws -> [UInt8] {
+            do {
+                return [UInt8](try handle.read(upToCount: size) ?? Data())
+            } catch {
+                throw ValidationError("cannot read \(path): \(error.localizedDescription)")
+            }
+        }
     }
 
     static func readStdinText() -> String {

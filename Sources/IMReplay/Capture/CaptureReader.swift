@@ -49,8 +49,33 @@ public final class CaptureReader {
 
     /// The next record, checked; nil at the end of the capture.
     public func next() throws(CaptureError) -> CaptureRecord? {
-        guard let bytes = try lines.next() else { return nil }
+        guard tornTail == nil, let bytes = try lines.next() else {
+            if lines.sourceTruncated && tornTail == nil {
+                tornTail = CaptureError(.zstd, line: lines.lineNumber + 1, "the compressed stream ends mid-frame (a torn tail)")
+            }
+            return nil
+        }
         let line = lines.lineNumber
+        do {
+            let record = try decodeLine(bytes, line: line)
+            recordCount += 1
+            return record
+        } catch {
+            // The last line, without its newline, that does not decode: the writer was killed
+            // mid-line. The complete lines before it stand; the caller warns (`tornTail`).
+            guard lines.lastLineUnterminated else { throw error }
+            tornTail = lines.sourceTruncated
+                ? CaptureError(.zstd, line: line, "the compressed stream ends mid-frame, inside this line (\(error.message))")
+                : error
+            return nil
+        }
+    }
+
+    /// Set when the capture ends in a torn line (no newline, does not decode) or a compressed
+    /// stream cut mid-frame: what was wrong with it. The records before it were returned.
+    public private(set) var tornTail: CaptureError?
+
+    private func decodeLine(_ bytes: [UInt8], line: Int) throws(CaptureError) -> CaptureRecord {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { throw CaptureError(.emptyLine, line: line, "empty line") }
         let value: JSONValue
         do { value = try JSONValue.parse(bytes) } catch {
@@ -58,7 +83,6 @@ public final class CaptureReader {
         }
         let record = try CaptureLineCodec.decode(value, line: line)
         try check(record)
-        recordCount += 1
         return record
     }
 

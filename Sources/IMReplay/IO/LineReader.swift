@@ -11,6 +11,11 @@ final class LineReader {
     private(set) var lineNumber = 0
     /// Total bytes handed out (for progress).
     private(set) var bytesRead = 0
+    /// The line last returned had no newline: the file ended in it (a writer killed mid-line
+    /// leaves one; a complete file may too).
+    private(set) var lastLineUnterminated = false
+    /// The source ended inside a compressed frame (a writer killed mid-frame).
+    private(set) var sourceTruncated = false
     private let chunk = 64 * 1024
 
     init(source: ByteSource, maxLineLength: Int) {
@@ -38,6 +43,7 @@ final class LineReader {
                 guard start < buffer.count else { return nil }
                 var line = Array(buffer[start...])
                 if line.last == 0x0D { line.removeLast() }
+                lastLineUnterminated = true
                 bytesRead += buffer.count - start
                 start = buffer.count
                 lineNumber += 1
@@ -49,7 +55,13 @@ final class LineReader {
                 start = 0
             }
             scanFrom = buffer.count
-            if try source.read(into: &buffer, max: chunk) == 0 { ended = true }
+            do {
+                if try source.read(into: &buffer, max: chunk) == 0 { ended = true }
+            } catch where error.kind == .zstd && error.message.hasPrefix("truncated") {
+                // Keep the complete lines decompressed so far; the torn rest is the caller's to report.
+                ended = true
+                sourceTruncated = true
+            }
         }
     }
 

@@ -96,6 +96,9 @@ public final class Replayer {
         while let r = try reader.next() {
             step(r)
         }
+        if let torn = reader.tornTail {
+            notes.append("warning: the capture ends in a torn line (line \(torn.line): \(torn.message)); replayed the \(recordCount) complete records before it")
+        }
         closeGroup()
         compareFrames(atEnd: true)
         checks.finish(store: store, serverTimes: tap.serverTimes, t: lastT, line: lastLine)

@@ -20,12 +20,14 @@ public struct DeviceClock: Sendable, Hashable {
 
     /// Device wall-clock ms at simulated time `t`.
     public func wallMs(at t: SimTime) -> Int64 {
-        let elapsedMs = t.milliseconds
-        return epochMs + elapsedMs + offsetMs + elapsedMs * driftPpm / 1_000_000
+        // 128-bit, then clamped: a hostile epoch or offset saturates instead of trapping
+        // (the scenario loader refuses such values; programmatic worlds must not crash either).
+        let elapsedMs = Int128(t.milliseconds)
+        return Int64(clamping: Int128(epochMs) + elapsedMs + Int128(offsetMs) + elapsedMs * Int128(driftPpm) / 1_000_000)
     }
 
-    /// Steps the wall clock by `deltaMs` (NTP correction or user change).
-    public mutating func step(byMs deltaMs: Int64) { offsetMs += deltaMs }
+    /// Steps the wall clock by `deltaMs` (NTP correction or user change); saturating.
+    public mutating func step(byMs deltaMs: Int64) { offsetMs = Int64(clamping: Int128(offsetMs) + Int128(deltaMs)) }
 
     /// Simulated duration that elapses while the device's monotonic clock advances by `d`.
     public func simDuration(forLocal d: SimDuration) -> SimDuration {
@@ -40,5 +42,5 @@ public struct DeviceClock: Sendable, Hashable {
 public struct ServerClock: Sendable, Hashable {
     public let epochMs: Int64
     public init(epochMs: Int64) { self.epochMs = epochMs }
-    public func ms(at t: SimTime) -> Int64 { epochMs + t.milliseconds }
+    public func ms(at t: SimTime) -> Int64 { Int64(clamping: Int128(epochMs) + Int128(t.milliseconds)) }
 }

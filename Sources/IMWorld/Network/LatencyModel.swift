@@ -44,9 +44,23 @@ public enum LatencyModel: Hashable, Sendable, Codable, CustomStringConvertible {
         var median: DurationValue
         var sigma: Double
         var max: DurationValue?
+        enum CodingKeys: String, CodingKey { case median, sigma, max }
+        init(median: DurationValue, sigma: Double, max: DurationValue?) {
+            self.median = median
+            self.sigma = sigma
+            self.max = max
+        }
+        init(from decoder: Decoder) throws {
+            try decoder.rejectUnknownKeys(allowed: ["median", "sigma", "max"])
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            median = try c.decode(DurationValue.self, forKey: .median)
+            sigma = try c.decode(Double.self, forKey: .sigma)
+            max = try c.decodeIfPresent(DurationValue.self, forKey: .max)
+        }
     }
 
     public init(from decoder: Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: ["fixed", "uniform", "logNormal"])
         let c = try decoder.container(keyedBy: Keys.self)
         let present = c.allKeys
         guard present.count == 1, let key = present.first else {

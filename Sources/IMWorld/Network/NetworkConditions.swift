@@ -37,6 +37,8 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
 
     public init(from decoder: Decoder) throws {
         let d = NetworkConditions()
+        try decoder.rejectUnknownKeys(allowed: ["latency", "uplink", "downlink", "bandwidthBytesPerSecond", "splitProbability",
+                                                "connectSetup", "refuseProbability"])
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let both = try c.decodeIfPresent(LatencyModel.self, forKey: .latency)
         uplink = try c.decodeIfPresent(LatencyModel.self, forKey: .uplink) ?? both ?? d.uplink

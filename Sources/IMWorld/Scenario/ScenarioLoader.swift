@@ -5,6 +5,9 @@ import SimKernel
 extension Scenario {
     /// Parses and validates a scenario; every problem names its JSON path.
     public static func load(json data: Data) throws(ScenarioError) -> Scenario {
+        // Strict syntax (duplicate keys, trailing commas, depth) and the documented field limits
+        // first: Foundation's decoder is laxer than the format (Docs/scenario-format.md).
+        try ScenarioLimits.check(try StrictJSON.parse([UInt8](data)))
         let scenario: Scenario
         do {
             scenario = try JSONDecoder().decode(Scenario.self, from: data)
@@ -61,6 +64,15 @@ extension Scenario {
     public func validate() throws(ScenarioError) {
         func fail(_ path: String, _ msg: String) -> ScenarioError { ScenarioError(path: path, message: msg) }
         guard duration.duration > .zero else { throw fail("$.duration", "must be positive") }
+        // Server time must stay inside what PUBACK's u32 seconds carry, for the whole run.
+        let runLength = duration.duration + liveness.deadline.duration
+        guard runLength <= ScenarioLimits.maxRunLength else {
+            throw fail("$.duration", "duration + liveness.deadline is \(runLength); at most \(ScenarioLimits.maxRunLength)")
+        }
+        let epoch = epochMs ?? Self.defaultEpochMs
+        guard epoch >= 0, epoch <= ScenarioLimits.maxServerMs - runLength.milliseconds else {
+            throw fail("$.epochMs", "\(epoch) + the run's \(runLength) passes \(ScenarioLimits.maxServerMs) ms, the last server time the wire carries (PUBACK date is u32 seconds)")
+        }
         var userIds: Set<String> = []
         var deviceIds: Set<String> = []
         for (i, u) in users.enumerated() {

@@ -4,6 +4,8 @@ import SimKernel
 public struct DurationValue: Codable, Hashable, Sendable, CustomStringConvertible {
     public var duration: SimDuration
     public init(_ d: SimDuration) { duration = d }
+    /// The longest duration a scenario may name.
+    public static let maximum = SimDuration.days(100)
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
@@ -15,6 +17,10 @@ public struct DurationValue: Codable, Hashable, Sendable, CustomStringConvertibl
         }
         if duration.nanoseconds < 0 {
             throw DecodingError.dataCorruptedError(in: c, debugDescription: "duration \"\(text)\" must not be negative")
+        }
+        // Every scenario duration, declared limit or not, stays far from Int64 overflow.
+        if duration > Self.maximum {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "duration \"\(text)\" is longer than \(Self.maximum)")
         }
     }
 
@@ -37,6 +43,9 @@ public struct RateValue: Codable, Hashable, Sendable, CustomStringConvertible {
         self.milliEvents = milliEvents
         self.per = per
     }
+
+    /// The fastest rate a scenario may name.
+    public static let maxPerSecond: Int64 = 1000
 
     public static func perSecond(_ n: Int64) -> RateValue { RateValue(milliEvents: n * 1000, per: .seconds(1)) }
 
@@ -65,6 +74,11 @@ public struct RateValue: Codable, Hashable, Sendable, CustomStringConvertible {
             throw RateParseError(text: text, reason: "bad period: \(error.reason)")
         }
         guard per.nanoseconds > 0 else { throw RateParseError(text: text, reason: "period must be positive") }
+        guard per <= DurationValue.maximum else { throw RateParseError(text: text, reason: "period must be at most \(DurationValue.maximum)") }
+        // At most 1000 events per second: a faster rate is a typo that would never finish.
+        guard Int128(milli) * 1_000_000_000 <= Int128(Self.maxPerSecond) * 1000 * Int128(per.nanoseconds) else {
+            throw RateParseError(text: text, reason: "at most \(Self.maxPerSecond)/s")
+        }
         milliEvents = milli
     }
 

@@ -57,6 +57,8 @@ extension World {
 
     /// What the simulated app does with the SDK's callbacks.
     func appCallback(_ cb: AppCallback, device d: Int) {
+        sim.foldIntoDigest(UInt64(d) << 32 | 0xCA11)
+        sim.foldIntoDigest(Self.digestKey(cb))
         switch cb {
         case .connectionStatus(let s):
             devices[d].status = s
@@ -183,5 +185,57 @@ extension World {
         connections[Int(c)].clientAttached = false
         if let t = connections[Int(c)].connectTimeout { sim.cancel(t) }
         clientInput(d, .transport(.closed(.networkDown)))
+    }
+}
+
+extension World {
+    /// The key fields of what the app is told (ids, times, codes, a hash of content), folded into
+    /// the determinism digest. Rare callbacks fold their whole description.
+    static func digestKey(_ cb: AppCallback) -> UInt64 {
+        func message(_ m: StoredMessage) -> UInt64 {
+            var h = Digest64()
+            h.fold(m.messageId)
+            h.fold(m.messageUId ?? "")
+            h.fold(m.conversation.description)
+            h.fold(m.senderUserId)
+            h.fold(m.objectName)
+            h.fold(m.content)
+            h.fold(m.sentTime)
+            h.fold(m.receivedTime)
+            return h.value
+        }
+        var h = Digest64()
+        switch cb {
+        case .connectionStatus(let s):
+            h.fold(UInt64(1))
+            h.fold("\(s)")
+        case .connected(let user):
+            h.fold(UInt64(2))
+            h.fold(user)
+        case .connectError(let code):
+            h.fold(UInt64(3))
+            h.fold(Int64(code))
+        case .messageInserted(let m):
+            h.fold(UInt64(4))
+            h.fold(message(m))
+        case .sendResult(let id, let uid, let sentTime, let error):
+            h.fold(UInt64(5))
+            h.fold(id)
+            h.fold(uid ?? "")
+            h.fold(sentTime)
+            h.fold(Int64(error ?? 0))
+        case .received(let m, let left, let offline, let hasPackage):
+            h.fold(UInt64(6))
+            h.fold(message(m))
+            h.fold(UInt64(left) << 2 | (offline ? 2 : 0) | (hasPackage ? 1 : 0))
+        case .readReceipt(let conversation, let time), .syncReadStatus(let conversation, let time):
+            h.fold(UInt64(7))
+            h.fold(conversation.description)
+            h.fold(time)
+        default:
+            h.fold(UInt64(8))
+            h.fold(String(describing: cb))
+        }
+        return h.value
     }
 }

@@ -128,6 +128,9 @@ extension World {
         let bytes = toServer ? connections[c].up.takeDue(now: sim.now) : connections[c].down.takeDue(now: sim.now)
         scheduleDelivery(c, toServer: toServer)
         guard !bytes.isEmpty, !connections[c].blackholed else { return }
+        // Content, not only the event: two runs that deliver different bytes differ in digest.
+        sim.foldIntoDigest(StableHash.fnv1a(bytes))
+        sim.foldIntoDigest(UInt64(c) << 1 | (toServer ? 1 : 0))
         if toServer {
             guard connections[c].serverAttached, server.up else { return }
             serverInput(.bytes(connections[c].id, bytes))

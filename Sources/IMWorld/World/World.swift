@@ -58,13 +58,12 @@ public final class World {
         clientConfig = World.clientConfig(scenario)
         let serverConfig = World.serverConfig(scenario)
         var directory = ServerDirectory()
+        // The server checks signed tokens as the runtime does (Docs/reliability.md), with the
+        // deterministic model MAC: valid tokens expire long after the run, expired ones before it
+        // starts, revoked ones carry a wrong MAC.
+        directory.signer = World.tokenSigner
         for u in builder.users {
-            let state: ServerDirectory.TokenState = switch u.token {
-            case .valid: .valid
-            case .expired: .expired
-            case .revoked: .revoked
-            }
-            directory.addUser(u.id, token: World.token(for: u.id), state: state)
+            directory.accounts.insert(u.id)
             if u.banned { directory.bannedUsers.insert(u.id) }
         }
         directory.groups = builder.groups
@@ -122,7 +121,7 @@ public final class World {
                 }
                 let identity = DeviceIdentity(userId: u.id, deviceId: d.id, platform: d.platform)
                 devices.append(DeviceHost(
-                    index: index, userIndex: ui, identity: identity, token: World.token(for: u.id),
+                    index: index, userIndex: ui, identity: identity, token: World.signedToken(for: u.id, state: u.token, epochMs: epoch),
                     autoConnect: d.autoConnect, core: nil, store: store,
                     clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm),
                     conditions: d.network ?? scenario.network, rng: streams.stream("network", index)))
@@ -137,6 +136,20 @@ public final class World {
     }
 
     public static func token(for userId: String) -> String { "token-\(userId)" }
+
+    /// The simulated server's token signer (a fixed key: tokens are part of the run).
+    public static let tokenSigner = TokenSigner.model(key: 0x1A5E_ED70_4E11)
+
+    /// The token a user's devices log in with, as the scenario's `token` state says.
+    static func signedToken(for userId: String, state: UserSpec.TokenState, epochMs: Int64) -> String {
+        switch state {
+        case .valid: return tokenSigner.issue(userId: userId, expiryMs: epochMs + 365 * 86_400_000)
+        case .expired: return tokenSigner.issue(userId: userId, expiryMs: epochMs - 1)
+        case .revoked:
+            // Signed by someone else: the MAC does not verify.
+            return TokenSigner.model(key: 0xBAD).issue(userId: userId, expiryMs: epochMs + 365 * 86_400_000)
+        }
+    }
 
     public func addObserver(_ o: any WorldObserver) { observers.append(o) }
 
