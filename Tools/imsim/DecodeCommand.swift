@@ -46,6 +46,8 @@ struct DecodeCommand: ParsableCommand {
     func decodeStream(file: String, direction dir: WireDirection) throws {
         let input = try WireIO.ChunkReader(path: file)
         var decoder = StreamDecoder(direction: dir, maxFrameSize: maxFrameSize, obfuscated: obfuscated)
+        decoder.lenient = !strict
+        defer { for n in decoder.notes { WireIO.printNote("stream: \(n)") } }
         var index = 0
         do {
             _ = try StreamDecodeLoop.run(&decoder, read: { try input.next() }) { frame, offset, size in
