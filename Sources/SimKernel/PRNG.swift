@@ -173,6 +173,12 @@ public struct RandomStreams: Sendable {
         return StableHash.mix(seed ^ key)
     }
 
+    /// `streamSeed(name, index)` with the name's hash computed once (`StableHash.fnv1a(name)`),
+    /// for streams derived per occurrence on a hot path.
+    @inlinable public func streamSeed(nameHash: UInt64, _ index: UInt64) -> UInt64 {
+        StableHash.mix(seed ^ StableHash.mix(nameHash ^ StableHash.mix(index &+ 0x5851_F42D_4C95_7F2D)))
+    }
+
     @inlinable public func stream(_ name: String) -> RandomStream {
         RandomStream(seed: streamSeed(name))
     }

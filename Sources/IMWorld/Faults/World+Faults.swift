@@ -7,9 +7,15 @@ extension World {
     func scheduleFaults() {
         for kind in FaultKind.allCases {
             guard let rate = faults[kind], rate.rate.meanInterval != nil else { continue }
+            // One occurrence chain per (kind, device id) or (kind, server): enabling another kind
+            // or removing a device leaves this chain's schedule as it was.
             if kind.isPerDevice {
-                for d in devices.indices { scheduleNextFault(kind, device: d) }
+                faultStreams[kind] = devices.map { OccurrenceStreams(sim.streams, key: StreamKey.fault(kind, entity: $0.identity.deviceId)) }
+                for d in devices.indices where rate.devices?.contains(devices[d].identity.deviceId) ?? true {
+                    scheduleNextFault(kind, device: d)
+                }
             } else {
+                faultStreams[kind] = [OccurrenceStreams(sim.streams, key: StreamKey.fault(kind, entity: "server"))]
                 scheduleNextFault(kind, device: -1)
             }
         }
@@ -17,7 +23,7 @@ extension World {
 
     func scheduleNextFault(_ kind: FaultKind, device d: Int) {
         guard let mean = faults[kind]?.rate.meanInterval else { return }
-        let at = sim.now + faultRng.exponential(mean: mean)
+        let at = sim.now + faultStreams[kind, default: []][max(d, 0)].arrival.exponential(mean: mean)
         guard at < healAt else { return }
         sim.schedule(.faultStart(kind, device: Int32(d)), to: d >= 0 ? node(d) : serverNode, at: at)
     }
@@ -29,6 +35,7 @@ extension World {
     func faultStart(_ kind: FaultKind, device d: Int) {
         guard phase == .active else { return }
         defer { scheduleNextFault(kind, device: d) }
+        faultRng = faultStreams[kind, default: []][max(d, 0)].nextDetail(sim.streams)
         // Device faults only touch started apps (a phone that is off has no network to break).
         if d >= 0, !devices[d].isRunning, kind != .kill { return }
         stats.faultsInjected += 1

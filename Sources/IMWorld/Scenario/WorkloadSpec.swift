@@ -175,13 +175,16 @@ public struct FaultRate: Codable, Sendable, Equatable {
     public var period: DurationValue?
     /// `[min, max]` of a clock step (may be negative).
     public var by: [String]?
+    /// Per-device kinds: only these devices get the fault (default: every device). Each device's
+    /// chain is its own stream, so narrowing the list leaves the others' schedules as they were.
+    public var devices: [String]?
 
     public init(rate: RateValue, duration: ClosedRange<SimDuration>? = nil) {
         self.rate = rate
         self.duration = duration.map { [DurationValue($0.lowerBound), DurationValue($0.upperBound)] }
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case rate, duration, factor, count, period, by }
+    enum CodingKeys: String, CodingKey, CaseIterable { case rate, duration, factor, count, period, by, devices }
 
     public init(from decoder: Decoder) throws {
         try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue))
@@ -195,6 +198,7 @@ public struct FaultRate: Codable, Sendable, Equatable {
         count = try c.decodeIfPresent(Int.self, forKey: .count)
         period = try c.decodeIfPresent(DurationValue.self, forKey: .period)
         by = try c.decodeIfPresent([String].self, forKey: .by)
+        devices = try c.decodeIfPresent([String].self, forKey: .devices)
         if let b = by {
             guard b.count == 2, let lo = try? SimDuration(parsing: b[0]), let hi = try? SimDuration(parsing: b[1]), lo <= hi else {
                 throw DecodingError.dataCorruptedError(forKey: .by, in: c, debugDescription: "expected [min, max] durations, e.g. [\"-60s\", \"60s\"]")

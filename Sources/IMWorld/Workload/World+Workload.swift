@@ -26,8 +26,8 @@ extension World {
     func scheduleWorkload() {
         guard let w = scenario.workload else { return }
         for u in users.indices where users[u].active {
-            // New kinds go at the end: a kind without a rate draws nothing, so older scenarios
-            // keep their random sequence.
+            // Each (user, kind) has its own streams (`workload/<user>/<kind>`): the order here
+            // decides nothing but the insertion order of the first events.
             for kind in [WorkloadKind.privateMessage, .groupMessage, .chatroomMessage, .like, .churn, .read, .typing,
                          .history, .kvRead, .kvWrite, .reenter, .reconnect] {
                 if kind == .groupMessage && users[u].groups.isEmpty { continue }
@@ -42,7 +42,8 @@ extension World {
 
     func scheduleNext(_ kind: WorkloadKind, user u: Int, mean: SimDuration? = nil) {
         guard let m = mean ?? rate(kind)?.meanInterval else { return }
-        let at = sim.now + users[u].workloadRng.exponential(mean: m)
+        // One arrival draw per occurrence, whatever the occurrence does.
+        let at = sim.now + users[u].streams.kinds[Int(kind.rawValue)].arrival.exponential(mean: m)
         guard at < healAt else { return }
         let d = users[u].devices.first ?? 0
         sim.schedule(.workload(user: Int32(u), kind: kind), to: node(d), at: at)
@@ -55,8 +56,8 @@ extension World {
         return running.first { devices[$0].status == .connected } ?? running.first
     }
 
-    func textContent(_ u: Int) -> String {
-        let n = users[u].workloadRng.below(1_000_000)
+    func textContent(_ u: Int, _ rng: inout RandomStream) -> String {
+        let n = rng.below(1_000_000)
         return "{\"content\":\"\(users[u].id) says \(n)\"}"
     }
 
@@ -66,6 +67,9 @@ extension World {
             return
         }
         guard phase == .active else { return }
+        // This occurrence's details (peer, content, delays) come from its own stream: a detail
+        // skipped here (no acting device) moves nothing else.
+        var rng = users[u].streams.kinds[Int(kind.rawValue)].nextDetail(sim.streams)
         defer {
             switch kind {
             case .burstLike, .recall, .rejoin, .burstStart, .historyPage, .reconnectBack, .resend: break
@@ -82,27 +86,25 @@ extension World {
             break
         }
         guard let d = actingDevice(u) else { return }
-        var rng = users[u].workloadRng
-        defer { users[u].workloadRng = rng }
         switch kind {
         case .privateMessage:
-            guard let peer = rng.pick(users[u].contacts) else { return }
+            guard let peer = rendezvousPick(users[u].contacts, hashes: users[u].contactHashes, &rng) else { return }
             appCall(d, .send(conversation: ConversationKey(.privateChat, peer), objectName: "RC:TxtMsg",
-                             content: textContent(u), pushText: nil, mentioned: false))
+                             content: textContent(u, &rng), pushText: nil, mentioned: false))
         case .groupMessage:
-            guard let g = rng.pick(users[u].groups) else { return }
+            guard let g = rendezvousPick(users[u].groups, hashes: users[u].groupHashes, &rng) else { return }
             appCall(d, .send(conversation: ConversationKey(.group, g), objectName: "RC:TxtMsg",
-                             content: textContent(u), pushText: nil, mentioned: false))
+                             content: textContent(u, &rng), pushText: nil, mentioned: false))
         case .chatroomMessage:
             guard let r = users[u].rooms.first else { return }
             appCall(d, .send(conversation: ConversationKey(.chatroom, r), objectName: "RC:TxtMsg",
-                             content: textContent(u), pushText: nil, mentioned: false))
+                             content: textContent(u, &rng), pushText: nil, mentioned: false))
         case .like, .burstLike:
             guard let r = users[u].rooms.first, let w = scenario.workload else { return }
             appCall(d, .send(conversation: ConversationKey(.chatroom, r), objectName: w.likeType,
                              content: "{\"like\":1}", pushText: nil, mentioned: false))
             if kind == .burstLike, let b = w.bursts, let mean = b.rate.meanInterval {
-                let next = sim.now + rng.exponential(mean: mean)
+                let next = sim.now + users[u].streams.kinds[Int(WorkloadKind.burstLike.rawValue)].arrival.exponential(mean: mean)
                 if next < burstUntil && next < healAt {
                     sim.schedule(.workload(user: Int32(u), kind: .burstLike), to: node(d), at: next)
                 }
@@ -125,7 +127,7 @@ extension World {
             }
             appCall(d, .clearUnread(conversation: conv.key, upToSentTime: last))
         case .typing:
-            guard let peer = rng.pick(users[u].contacts) else { return }
+            guard let peer = rendezvousPick(users[u].contacts, hashes: users[u].contactHashes, &rng) else { return }
             appCall(d, .send(conversation: ConversationKey(.privateChat, peer), objectName: "RC:TypSts",
                              content: "{\"typingContentType\":\"RC:TxtMsg\"}", pushText: nil, mentioned: false))
         case .recall:
@@ -204,7 +206,7 @@ extension World {
         guard phase == .active, let b = scenario.workload?.bursts, let mean = b.rate.meanInterval else { return }
         burstUntil = sim.now + b.length.duration
         for u in users.indices where users[u].active && !users[u].rooms.isEmpty {
-            let at = sim.now + users[u].workloadRng.exponential(mean: mean)
+            let at = sim.now + users[u].streams.kinds[Int(WorkloadKind.burstLike.rawValue)].arrival.exponential(mean: mean)
             if at < burstUntil {
                 sim.schedule(.workload(user: Int32(u), kind: .burstLike), to: node(users[u].devices[0]), at: at)
             }

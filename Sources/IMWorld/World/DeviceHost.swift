@@ -32,8 +32,8 @@ struct DeviceHost {
     var partitionedUntil: SimTime = .zero
     var latencyFactor: Int64 = 1
     var spikeUntil: SimTime = .zero
-    /// The network PRNG stream of this device (latencies, splits, refusals).
-    var rng: RandomStream
+    /// The random streams of this device's path (latencies, segments, refusals, resets).
+    var link: LinkStreams
 
     // What the app knows (from callbacks), used by the world's app behaviour and script actions.
     var status: ConnectionStatus = .unconnected
@@ -75,7 +75,11 @@ struct UserHost {
     /// Users this one talks to privately (sorted).
     var contacts: [String] = []
     var active = true
-    var workloadRng: RandomStream
+    /// The workload streams (`workload/<user>/…`).
+    var streams: UserStreams
+    /// Stable hashes of `contacts` and `groups`, for rendezvous picks.
+    var contactHashes: [UInt64] = []
+    var groupHashes: [UInt64] = []
     /// The history paging in progress: device, conversation, pages still to read.
     var paging: (device: Int, conversation: ConversationKey, left: Int)?
     /// Devices this user disconnected on purpose and will connect again.

@@ -83,16 +83,16 @@ extension World {
                 devices[d].lastFailedMessageId = id
                 // The user may tap "resend" on the failed message a little later.
                 if id != 0, let p = scenario.workload?.resendProbability?.ratio, !p.isZero,
-                   users[devices[d].userIndex].workloadRng.chance(p) {
-                    let delay = users[devices[d].userIndex].workloadRng.uniform(SimDuration.seconds(1)...SimDuration.seconds(30))
+                   users[devices[d].userIndex].streams.resend.chance(p) {
+                    let delay = users[devices[d].userIndex].streams.resend.uniform(SimDuration.seconds(1)...SimDuration.seconds(30))
                     devices[d].resendQueue.append(id)
                     sim.schedule(.workload(user: Int32(devices[d].userIndex), kind: .resend), to: node(d), after: delay)
                 }
             } else if let uid {
                 devices[d].lastSentOk = (id, uid)
                 if let rate = scenario.workload?.recallProbability.ratio, !rate.isZero,
-                   users[devices[d].userIndex].workloadRng.chance(rate) {
-                    let delay = users[devices[d].userIndex].workloadRng.uniform(SimDuration.seconds(1)...SimDuration.seconds(90))
+                   users[devices[d].userIndex].streams.recall.chance(rate) {
+                    let delay = users[devices[d].userIndex].streams.recall.uniform(SimDuration.seconds(1)...SimDuration.seconds(90))
                     devices[d].recallQueue.append(id)
                     sim.schedule(.workload(user: Int32(devices[d].userIndex), kind: .recall), to: node(d), after: delay)
                 }

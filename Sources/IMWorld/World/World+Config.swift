@@ -97,9 +97,11 @@ struct PopulationBuilder {
     var rooms: [ChatroomSpec] = []
     var contacts: [String: [String]] = [:]
     var activeUsers: Set<String> = []
+    let streams: RandomStreams
 
     init(scenario: Scenario, streams: RandomStreams) {
         self.scenario = scenario
+        self.streams = streams
         rng = streams.stream("population")
     }
 
@@ -165,7 +167,11 @@ struct PopulationBuilder {
             contacts[u] = c
         }
         let fraction = scenario.workload?.activeFraction.ratio ?? .always
-        for u in all where rng.chance(fraction) { activeUsers.insert(u) }
+        // Per user (by id), so the same users are active whoever else is in the scenario.
+        for u in all {
+            var active = streams.stream(StreamKey.active(user: u))
+            if active.chance(fraction) { activeUsers.insert(u) }
+        }
     }
 }
 

@@ -6,9 +6,9 @@ import SimKernel
 extension World {
     /// Schedules app starts, the script, workloads, random faults and the liveness phase.
     func scheduleStart() {
-        var startRng = sim.streams.stream("start")
         for d in devices.indices {
             let spec = startSpec(d)
+            var startRng = sim.streams.stream(StreamKey.start(device: devices[d].identity.deviceId))
             let at = spec?.duration ?? SimDuration(nanoseconds: startRng.uniform(0...3_000_000_000))
             sim.schedule(.appStart(device: Int32(d)), to: node(d), at: SimTime.zero + at)
         }

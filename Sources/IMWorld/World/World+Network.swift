@@ -13,7 +13,7 @@ extension World {
 
     func latency(_ d: Int, toServer: Bool) -> SimDuration {
         let model = toServer ? devices[d].conditions.uplink : devices[d].conditions.downlink
-        var l = model.sample(&devices[d].rng)
+        var l = toServer ? model.sample(&devices[d].link.uplink) : model.sample(&devices[d].link.downlink)
         if devices[d].spikeUntil > sim.now { l = l * devices[d].latencyFactor }
         return l
     }
@@ -35,7 +35,7 @@ extension World {
         }
         // SYN: handshake setup + one-way latency; a black-holed path loses SYNs until it heals
         // (TCP retries), and the attempt times out if that takes too long.
-        let setup = devices[d].conditions.connectSetup.sample(&devices[d].rng)
+        let setup = devices[d].conditions.connectSetup.sample(&devices[d].link.connect)
         var arrive = sim.now + setup + latency(d, toServer: true)
         if let end = partitionEnd(d), end > arrive { arrive = end + latency(d, toServer: true) }
         if arrive - sim.now > tcpConnectTimeout {
@@ -50,7 +50,7 @@ extension World {
         let d = connections[c].device
         guard connections[c].clientAttached, connections[c].phase == .connecting else { return }
         let c32 = UInt32(c)
-        if !server.up || devices[d].rng.chance(devices[d].conditions.refuseProbability.ratio) {
+        if !server.up || devices[d].link.refuse.chance(devices[d].conditions.refuseProbability.ratio) {
             connections[c].phase = .closed
             stats.connectionsRefused += 1
             note(.connectionRefused(connections[c].id, device: d))
@@ -84,9 +84,9 @@ extension World {
         }
         stats.bytesToServer += bytes.count
         let lat = latency(d, toServer: true)
-        let split = devices[d].rng.chance(devices[d].conditions.splitProbability.ratio)
+        let split = devices[d].link.segments.chance(devices[d].conditions.splitProbability.ratio)
         let bw = devices[d].conditions.bandwidthBytesPerSecond
-        if connections[c].up.write(bytes, now: sim.now, latency: lat, bandwidth: bw, split: split, rng: &devices[d].rng) {
+        if connections[c].up.write(bytes, now: sim.now, latency: lat, bandwidth: bw, split: split, rng: &devices[d].link.segments) {
             scheduleDelivery(c, toServer: true)
         }
     }
@@ -102,9 +102,9 @@ extension World {
         }
         stats.bytesToDevices += bytes.count
         let lat = latency(d, toServer: false)
-        let split = devices[d].rng.chance(devices[d].conditions.splitProbability.ratio)
+        let split = devices[d].link.segments.chance(devices[d].conditions.splitProbability.ratio)
         let bw = devices[d].conditions.bandwidthBytesPerSecond
-        if connections[c].down.write(bytes, now: sim.now, latency: lat, bandwidth: bw, split: split, rng: &devices[d].rng) {
+        if connections[c].down.write(bytes, now: sim.now, latency: lat, bandwidth: bw, split: split, rng: &devices[d].link.segments) {
             scheduleDelivery(c, toServer: false)
         }
     }
@@ -197,7 +197,7 @@ extension World {
         connections[c].up.clear()
         connections[c].down.clear()
         connections[c].phase = .closed
-        let toClient = SimDuration(nanoseconds: devices[d].rng.uniform(0...latency(d, toServer: false).nanoseconds))
+        let toClient = SimDuration(nanoseconds: devices[d].link.reset.uniform(0...latency(d, toServer: false).nanoseconds))
         sim.schedule(.closeNotice(connection: c32, toServer: false, reason: .reset), to: node(d), after: toClient)
         if connections[c].serverAttached {
             sim.schedule(.closeNotice(connection: c32, toServer: true, reason: .reset), to: serverNode,

@@ -24,7 +24,11 @@ public final class World {
     @exclusivity(unchecked) var observers: [any WorldObserver] = []
     @exclusivity(unchecked) public internal(set) var stats = WorldStats()
 
+    /// The detail stream of the fault occurrence being started (set by `faultStart`).
     @exclusivity(unchecked) var faultRng: RandomStream
+    /// Per fault kind: one occurrence chain per device (by index), or one (`server`) for a
+    /// world-wide kind.
+    @exclusivity(unchecked) var faultStreams: [FaultKind: [OccurrenceStreams]] = [:]
     let faults: [FaultKind: FaultRate]
     public let clientConfig: ClientConfig
     let groups: [String: [String]]
@@ -47,7 +51,7 @@ public final class World {
         self.seed = seed
         sim = Simulator(seed: seed)
         let streams = sim.streams
-        faultRng = streams.stream("faults")
+        faultRng = streams.stream("faults/none")
         let epoch = scenario.epochMs ?? Scenario.defaultEpochMs
 
         // People and places (explicit + generated population).
@@ -75,10 +79,11 @@ public final class World {
         // Faults (swarm: a random subset with scaled rates, drawn from its own stream).
         var chosen = scenario.faults?.random ?? [:]
         if scenario.swarm {
-            var swarmRng = streams.stream("swarm")
             var picked: [FaultKind: FaultRate] = [:]
             for kind in FaultKind.allCases {
                 guard var rate = chosen[kind] else { continue }
+                // One stream per kind: enabling another kind never changes this kind's pick.
+                var swarmRng = streams.stream(StreamKey.swarm(kind))
                 if swarmRng.chance(Ratio(1, 2)) {
                     // scale 0.25× … 2× in eighths
                     let eighths = swarmRng.uniform(2...16)
@@ -105,10 +110,12 @@ public final class World {
         }
         defer { template?.close() }
         for (ui, u) in builder.users.enumerated() {
-            var host = UserHost(id: u.id, devices: [], workloadRng: streams.stream("workload", ui))
+            var host = UserHost(id: u.id, devices: [], streams: UserStreams(streams, user: u.id))
             host.groups = builder.userGroups[u.id] ?? []
             host.rooms = builder.rooms.filter { $0.members.contains(u.id) }.map(\.id)
             host.contacts = builder.contacts[u.id] ?? []
+            host.contactHashes = host.contacts.map { StableHash.fnv1a($0) }
+            host.groupHashes = host.groups.map { StableHash.fnv1a($0) }
             host.active = builder.activeUsers.contains(u.id)
             for d in u.devices {
                 let index = devices.count
@@ -124,7 +131,7 @@ public final class World {
                     index: index, userIndex: ui, identity: identity, token: World.signedToken(for: u.id, state: u.token, epochMs: epoch),
                     autoConnect: d.autoConnect, core: nil, store: store,
                     clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm),
-                    conditions: d.network ?? scenario.network, rng: streams.stream("network", index)))
+                    conditions: d.network ?? scenario.network, link: LinkStreams(streams, device: d.id)))
                 deviceIndexById[d.id] = index
                 host.devices.append(index)
             }
