@@ -26,6 +26,7 @@ struct BenchBugs: ParsableCommand {
     @Option(help: "Distance between the offsets' first seeds.") var stride: UInt64 = 10_000
     @Option(name: .customLong("max-seeds"), help: "Seeds tried per offset before giving up.") var maxSeeds = 300
     @Option(name: .customLong("shrink-runs"), help: "Run budget of the shrinker per bug (0: no shrinking).") var shrinkRuns = 40
+    @Option(name: .customLong("shrink-jobs"), help: "Shrink candidates run at once in child processes (1: in this process).") var shrinkJobs = 1
     @Option(help: "Only these bugs (e.g. B1,B6).") var bugs: String?
     @Flag(help: "Print JSON instead of a table.") var json = false
     @Option(name: .customLong("json-out"), help: "Also write the JSON report to this file.") var jsonOut: String?
@@ -83,6 +84,10 @@ struct BenchBugs: ParsableCommand {
         var shrunkFrom: ShrinkSize?
         var shrinkRuns: Int?
         var shrinkWallSeconds: Double?
+        /// Events until the failure, shrunk / first failure, in percent.
+        var shrunkEventPercent: Double?
+        /// The shrunk scenario, run again on its own, fails the same oracle on the same kind of event.
+        var shrunkFailsSameOracle: Bool?
     }
 
     struct Report: Codable {
@@ -176,9 +181,22 @@ struct BenchBugs: ParsableCommand {
                       offClean: offClean, offChecked: seeds.count, wallSeconds: wall,
                       wallSecondsPerDetection: seeds.isEmpty ? wall : wall / Double(seeds.count))
         if shrinkRuns > 0, let (seed, oracle) = first {
+            let argument = "\(t.scenario)-\(bug.rawValue)-shrunk.json"
             let (result, shrinkWall) = try Stopwatch.time {
-                try Shrinker(scenario: onJSON, seed: seed, oracle: oracle, maxRuns: shrinkRuns,
-                             scenarioArgument: "\(t.scenario)-\(bug.rawValue)-shrunk.json").run()
+                let shrinker = try Shrinker(scenario: onJSON, seed: seed, oracle: oracle, maxRuns: shrinkRuns, scenarioArgument: argument)
+                if shrinkJobs > 1 {
+                    shrinker.batchSize = shrinkJobs
+                    let (o, k) = (shrinker.oracle, shrinker.eventKind)
+                    shrinker.evaluator = { ShrinkCommand.evaluateInChildren($0, seed: seed, oracle: o, eventKind: k, scenarioArgument: argument) }
+                }
+                return shrinker.run()
+            }
+            row.shrunkEventPercent = 100 * Double(result.after.eventsUntilFailure) / Double(max(1, result.before.eventsUntilFailure))
+            if case .fails = Shrinker.evaluate(result.json, seed: seed, oracle: result.oracle, eventKind: result.eventKind,
+                                               scenarioArgument: argument) {
+                row.shrunkFailsSameOracle = true
+            } else {
+                row.shrunkFailsSameOracle = false
             }
             row.shrunk = result.after
             row.shrunkFrom = result.before
@@ -196,7 +214,10 @@ struct BenchBugs: ParsableCommand {
                 let f = row.shrunkFrom!
                 return "\(s.scriptSteps)/\(s.users)/\(s.devices)/\(s.eventsUntilFailure) (from \(f.scriptSteps)/\(f.users)/\(f.devices)/\(f.eventsUntilFailure))"
             } ?? "-"
-            let shrinkCost = row.shrinkRuns.map { "\($0) / \(String(format: "%.1f", row.shrinkWallSeconds ?? 0))" } ?? "-"
+            var shrinkCost = row.shrinkRuns.map { "\($0) / \(String(format: "%.1f", row.shrinkWallSeconds ?? 0))" } ?? "-"
+            if let p = row.shrunkEventPercent {
+                shrinkCost += String(format: "  %.1f%% events", p) + (row.shrunkFailsSameOracle == true ? ", same oracle" : ", NOT the same oracle")
+            }
             lines.append([
                 row.bug.padding(toLength: 4, withPad: " ", startingAt: 0),
                 row.scenario.padding(toLength: 18, withPad: " ", startingAt: 0),

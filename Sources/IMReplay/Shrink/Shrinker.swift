@@ -27,6 +27,8 @@ public struct ShrinkSize: Sendable, Codable, Equatable {
 /// What `shrink` found.
 public struct ShrinkResult: Sendable {
     public var oracle: String
+    /// The kind of event that fails (the violation's conversation type, or `-`), kept throughout.
+    public var eventKind: String
     public var seed: UInt64
     public var before: ShrinkSize
     public var after: ShrinkSize
@@ -37,6 +39,10 @@ public struct ShrinkResult: Sendable {
     public var runs: Int
     /// The run budget ran out before no edit helped any more.
     public var budgetExhausted: Bool
+    /// What was removed or reduced, in order.
+    public var removed: [String]
+    /// Why each remaining element is needed: what the run did without it (final pass).
+    public var needed: [String]
 
     public var text: String { ScenarioText.format(json) }
 }
@@ -49,24 +55,51 @@ public struct ShrinkProgress: Sendable {
     public var size: ShrinkSize
 }
 
-/// Delta-debugs a failing scenario to a minimal one that still fails the same oracle with the
-/// same seed: ddmin over the script steps; greedy removal of the workload (rates zeroed, then
-/// halved), the random faults (kinds off, rates halved, swarm off), users and extra devices
-/// (with everything that names them), groups and chatrooms, population size and the duration.
-/// Every candidate is a normal `ScenarioRun` with the oracle on, stopped at its first violation;
-/// the total number of runs is bounded. Deterministic: the same input, seed and budget give the
-/// same result.
+/// What one candidate run did. Codable so a candidate can run in another process (`--jobs`).
+public enum ShrinkVerdict: Sendable, Codable, Equatable {
+    /// Fails the oracle on the same kind of event, after `events` kernel events.
+    case fails(Violation, events: UInt64)
+    case passes
+    case failsOtherwise(String)
+    case doesNotLoad(String)
+
+    var why: String {
+        switch self {
+        case .fails: "still fails"
+        case .passes: "passes"
+        case .failsOtherwise(let s): "fails otherwise (\(s))"
+        case .doesNotLoad(let s): "does not load (\(s))"
+        }
+    }
+}
+
+/// Delta-debugs a failing scenario to a minimal one that still fails the same oracle on the same
+/// kind of event with the same seed. A generated population is first written out as explicit
+/// users, groups and rooms (it runs identically), so users can go one by one. Greedy passes to a
+/// fixpoint: faults (kinds, then each kind on each device, rates halved, swarm off), workload
+/// (kinds off, rates halved), users (ddmin over the list), devices, groups, chatrooms and their
+/// members, the script (ddmin), step repeats and the duration (just past the violation); then a
+/// final pass tries each remaining element once more and records why it is needed. Every
+/// candidate is a pure function of (scenario, seed): `evaluator` may run a batch in parallel
+/// processes, and the result does not depend on how many (the first candidate in order that
+/// still fails is kept), unless the run budget runs out.
 public final class Shrinker {
     public let seed: UInt64
     public let maxRuns: Int
     public private(set) var oracle: String
+    public private(set) var eventKind = "-"
     private var current: JSONValue
     private var currentResult: Outcome
-    private var cache: [String: Outcome?] = [:]
+    private var cache: [String: ShrinkVerdict] = [:]
     public private(set) var runs = 0
     private let scenarioArgument: String
     private var progress: (ShrinkProgress) -> Void = { _ in }
     private var phase = "start"
+    private var removed: [String] = []
+    /// Runs candidates; the default runs them one after another in this process.
+    public var evaluator: ([JSONValue]) -> [ShrinkVerdict]
+    /// Candidates handed to `evaluator` at once (the number of parallel jobs).
+    public var batchSize = 1
 
     struct Outcome {
         var violation: Violation
@@ -95,14 +128,27 @@ public final class Shrinker {
         current = json
         do { _ = try ScenarioText.scenario(json) } catch { throw Failure.doesNotLoad("\(error)") }
         self.oracle = oracle ?? ""
-        // The first run decides the oracle (when not given) and must fail.
-        guard let first = Self.evaluate(json, seed: seed, oracle: oracle, scenarioArgument: scenarioArgument) else {
+        let arg = scenarioArgument
+        evaluator = { list in list.map { Shrinker.evaluate($0, seed: seed, oracle: oracle, eventKind: nil, scenarioArgument: arg) } }
+        // The first run decides the oracle and the event kind (when not given) and must fail.
+        guard case .fails(let v, let events) = Self.evaluate(json, seed: seed, oracle: oracle, eventKind: nil,
+                                                             scenarioArgument: scenarioArgument) else {
             throw Failure.doesNotFail(seed: seed, oracle: oracle)
         }
         runs = 1
-        self.oracle = first.violation.oracle
-        currentResult = first
-        cache[Self.key(json)] = first
+        self.oracle = v.oracle
+        eventKind = Self.eventKind(v)
+        let (o, k) = (self.oracle, eventKind)
+        evaluator = { list in list.map { Shrinker.evaluate($0, seed: seed, oracle: o, eventKind: k, scenarioArgument: arg) } }
+        currentResult = Outcome(violation: v, events: events)
+        cache[Self.key(json)] = .fails(v, events: events)
+    }
+
+    /// The kind of event a violation is about: its conversation type (`private`, `group`,
+    /// `chatroom`, …) or `-`.
+    public static func eventKind(_ v: Violation) -> String {
+        guard let c = v.conversation, let colon = c.firstIndex(of: ":") else { return "-" }
+        return String(c[..<colon])
     }
 
     /// Runs the passes until none helps or the budget is spent.
@@ -110,175 +156,314 @@ public final class Shrinker {
         self.progress = progress
         let original = current
         let before = size(original, currentResult)
-        var changed = true
-        while changed && runs < maxRuns {
-            changed = false
-            changed = pass("faults", faultEdits) || changed
-            changed = pass("workload", workloadEdits) || changed
-            changed = pass("users", userEdits) || changed
-            changed = pass("devices", deviceEdits) || changed
-            changed = pass("places", placeEdits) || changed
-            changed = pass("population", populationEdits) || changed
-            changed = ddminScript() || changed
-            changed = pass("step repeats", repeatEdits) || changed
-            changed = pass("duration", durationEdits) || changed
+        phase = "population"
+        if let expanded = Self.expandingPopulation(current, seed: seed) {
+            _ = attempt([expanded], names: ["population written out as explicit users, groups and chatrooms"])
+        }
+        var needed: [String] = []
+        var finalRound = 0
+        while runs < maxRuns {
+            var changed = true
+            while changed && runs < maxRuns {
+                changed = false
+                changed = pass("faults", faultEdits) || changed
+                changed = pass("workload", workloadEdits) || changed
+                changed = ddminUsers() || changed
+                changed = pass("users", userEdits) || changed
+                changed = pass("devices", deviceEdits) || changed
+                changed = pass("places", placeEdits) || changed
+                changed = pass("population", populationEdits) || changed
+                changed = ddminScript() || changed
+                changed = pass("step repeats", repeatEdits) || changed
+                changed = pass("duration", durationEdits) || changed
+            }
+            // One more try for each remaining element; what still cannot go says why.
+            phase = "final"
+            finalRound += 1
+            needed = []
+            var again = false
+            for (name, candidate) in elementRemovals(current) where runs < maxRuns {
+                let k = Self.key(candidate)
+                if k == Self.key(current) { continue }
+                if attempt([candidate], names: [name]) != nil { again = true; break }
+                needed.append("\(name): without it the run \(cache[k]?.why ?? "was not tried (budget)")")
+            }
+            if !again || finalRound >= 4 { break }
         }
         // Say what the file is.
         let note = "Shrunk by imsim shrink (seed \(seed), oracle \(oracle)): \(before.scriptSteps) → \(ScenarioEdits.size(current).steps) script steps."
         let described = (current["description"]?.stringValue).map { $0 + " " + note } ?? note
         current = current.setting("description", .string(described))
-        return ShrinkResult(oracle: oracle, seed: seed, before: before, after: size(current, currentResult), json: current,
-                            violation: currentResult.violation, runs: runs, budgetExhausted: runs >= maxRuns)
+        return ShrinkResult(oracle: oracle, eventKind: eventKind, seed: seed, before: before, after: size(current, currentResult),
+                            json: current, violation: currentResult.violation, runs: runs, budgetExhausted: runs >= maxRuns,
+                            removed: removed, needed: needed)
     }
 
     // MARK: - Testing a candidate
 
     private static func key(_ v: JSONValue) -> String { v.serializedString }
 
-    private static func evaluate(_ v: JSONValue, seed: UInt64, oracle: String?, scenarioArgument: String) -> Outcome? {
-        guard let scenario = try? ScenarioText.scenario(v) else { return nil }
+    /// One candidate run, stopped at its first violation. Public so a child process can run it.
+    public static func evaluate(_ v: JSONValue, seed: UInt64, oracle: String?, eventKind: String?,
+                                scenarioArgument: String) -> ShrinkVerdict {
+        let scenario: Scenario
+        do { scenario = try ScenarioText.scenario(v) } catch { return .doesNotLoad("\(error)") }
         var o = OracleOptions(scenarioArgument: scenarioArgument)
         if let oracle { o.enabled = [oracle] }
         o.stopAtFirstViolation = true
-        guard let run = try? ScenarioRun(scenario: scenario, seed: seed, scenarioArgument: scenarioArgument, oracles: o) else { return nil }
-        run.run()
-        guard let v = run.violations.first(where: { oracle == nil || $0.oracle == oracle }) else { return nil }
-        return Outcome(violation: v, events: run.world.sim.counters.eventsDispatched)
-    }
-
-    /// Keeps `candidate` if it still fails the oracle.
-    private func attempt(_ candidate: JSONValue) -> Bool {
-        guard runs < maxRuns else { return false }
-        let k = Self.key(candidate)
-        if k == Self.key(current) { return false }
-        let outcome: Outcome?
-        if let cached = cache[k] {
-            outcome = cached
-        } else {
-            runs += 1
-            outcome = Self.evaluate(candidate, seed: seed, oracle: oracle, scenarioArgument: scenarioArgument)
-            cache[k] = outcome
-            progress(ShrinkProgress(runs: runs, maxRuns: maxRuns, phase: phase, size: size(outcome == nil ? current : candidate, outcome ?? currentResult)))
+        let run: ScenarioRun
+        do { run = try ScenarioRun(scenario: scenario, seed: seed, scenarioArgument: scenarioArgument, oracles: o) } catch {
+            return .doesNotLoad("\(error)")
         }
-        guard let outcome else { return false }
-        current = candidate
-        currentResult = outcome
-        return true
+        run.run()
+        guard let first = run.violations.first else { return .passes }
+        guard let v = run.violations.first(where: { oracle == nil || $0.oracle == oracle }) else {
+            return .failsOtherwise(first.oracle)
+        }
+        if let eventKind, Self.eventKind(v) != eventKind {
+            return .failsOtherwise("\(v.oracle) on a \(Self.eventKind(v)) event, not \(eventKind)")
+        }
+        return .fails(v, events: run.world.sim.counters.eventsDispatched)
     }
 
-    /// Tries each edit (recomputed from the current scenario after every success).
-    private func pass(_ name: String, _ edits: (JSONValue) -> [JSONValue]) -> Bool {
+    /// Keeps the first of `candidates` (in order) that still fails; returns its index. The
+    /// uncached ones are run in batches of `batchSize` (in parallel when `evaluator` does so).
+    @discardableResult
+    private func attempt(_ candidates: [JSONValue], names: [String]? = nil) -> Int? {
+        let currentKey = Self.key(current)
+        var i = 0
+        while i < candidates.count {
+            let k = Self.key(candidates[i])
+            if k == currentKey { i += 1; continue }
+            if let cached = cache[k] {
+                if case .fails(let v, let events) = cached { return accept(i, candidates[i], v, events, names) }
+                i += 1
+                continue
+            }
+            guard runs < maxRuns else { return nil }
+            // The next batch of uncached, distinct candidates from i on.
+            var batch: [Int] = []
+            var seen: Set<String> = []
+            var j = i
+            while j < candidates.count && batch.count < max(1, min(batchSize, maxRuns - runs)) {
+                let kj = Self.key(candidates[j])
+                if kj != currentKey && cache[kj] == nil && !seen.contains(kj) { batch.append(j); seen.insert(kj) }
+                j += 1
+            }
+            let verdicts = evaluator(batch.map { candidates[$0] })
+            for (b, verdict) in zip(batch, verdicts) {
+                runs += 1
+                cache[Self.key(candidates[b])] = verdict
+            }
+            let best = batch.first { if case .fails = cache[Self.key(candidates[$0])]! { true } else { false } }
+            progress(ShrinkProgress(runs: runs, maxRuns: maxRuns, phase: phase,
+                                    size: size(best.map { candidates[$0] } ?? current,
+                                               best.flatMap { outcome(cache[Self.key(candidates[$0])]!) } ?? currentResult)))
+            // Candidates before the batch's first failure that were cached all passed: loop on
+            // from i so a cached earlier failure (if any) still wins in order.
+            for x in i..<j {
+                if case .fails(let v, let events)? = cache[Self.key(candidates[x])], Self.key(candidates[x]) != currentKey {
+                    return accept(x, candidates[x], v, events, names)
+                }
+            }
+            i = j
+        }
+        return nil
+    }
+
+    private func outcome(_ v: ShrinkVerdict) -> Outcome? {
+        if case .fails(let violation, let events) = v { return Outcome(violation: violation, events: events) }
+        return nil
+    }
+
+    private func accept(_ i: Int, _ candidate: JSONValue, _ v: Violation, _ events: UInt64, _ names: [String]?) -> Int {
+        current = candidate
+        currentResult = Outcome(violation: v, events: events)
+        if let names, i < names.count { removed.append(names[i]) } else { removed.append(phase) }
+        return i
+    }
+
+    /// Tries the edits (recomputed from the current scenario after every success).
+    private func pass(_ name: String, _ edits: (JSONValue) -> [(String, JSONValue)]) -> Bool {
         phase = name
         var any = false
-        var progressMade = true
-        while progressMade && runs < maxRuns {
-            progressMade = false
-            for candidate in edits(current) where attempt(candidate) {
-                any = true
-                progressMade = true
-                break
-            }
+        while runs < maxRuns {
+            let list = edits(current)
+            guard attempt(list.map(\.1), names: list.map { "\(name): \($0.0)" }) != nil else { break }
+            any = true
         }
         return any
     }
 
     // MARK: - Edits
 
-    private func faultEdits(_ v: JSONValue) -> [JSONValue] {
-        var out: [JSONValue] = []
-        if v["swarm"]?.boolValue == true { out.append(v.setting("swarm", .bool(false))) }
+    /// The population written out (nil without one).
+    static func expandingPopulation(_ v: JSONValue, seed: UInt64) -> JSONValue? {
+        guard v["population"] != nil, let s = try? ScenarioText.scenario(v),
+              let p = try? s.expandedPopulation(seed: seed) else { return nil }
+        var out = v.setting("population", nil)
+        let users = p.users.map { u in
+            JSONValue.object(["id": .string(u.id),
+                              "devices": .array(u.devices.map { .object(["id": .string($0.id), "platform": .string($0.platform)]) })])
+        }
+        out = out.setting("users", .array(ScenarioEdits.array(v, "users") + users))
+        if !p.groups.isEmpty {
+            let groups = p.groups.map { JSONValue.object(["id": .string($0.id), "members": .array($0.members.map { .string($0) })]) }
+            out = out.setting("groups", .array(ScenarioEdits.array(v, "groups") + groups))
+        }
+        if !p.chatrooms.isEmpty {
+            let rooms = p.chatrooms.map {
+                JSONValue.object(["id": .string($0.id), "members": .array($0.members.map { .string($0) }), "joinCount": .int($0.joinCount)])
+            }
+            out = out.setting("chatrooms", .array(ScenarioEdits.array(v, "chatrooms") + rooms))
+        }
+        return out
+    }
+
+    private func faultEdits(_ v: JSONValue) -> [(String, JSONValue)] {
+        var out: [(String, JSONValue)] = []
+        if v["swarm"]?.boolValue == true { out.append(("swarm off", v.setting("swarm", .bool(false)))) }
         guard let faults = v["faults"] else { return out }
-        out.append(v.setting("faults", nil))
+        out.append(("every random fault", v.setting("faults", nil)))
         let kinds = ScenarioEdits.objects(faults["random"] ?? .null)
         for k in kinds {
             let rest = kinds.filter { $0.key != k.key }
-            out.append(v.setting("faults", faults.setting("random", .object(rest))))
+            out.append(("\(k.key)", v.setting("faults", faults.setting("random", .object(rest)))))
+        }
+        // Each instance: the kind on one device (each device's chain is its own stream, so the
+        // others keep their schedules).
+        let allDevices = ScenarioEdits.users(v).flatMap(\.devices)
+        for k in kinds where FaultKind(rawValue: k.key)?.isPerDevice ?? false {
+            let on = k.value["devices"]?.arrayValue?.compactMap(\.stringValue) ?? allDevices
+            guard on.count > 1 || k.value["devices"] == nil else { continue }
+            for d in on.reversed() {
+                let list = on.filter { $0 != d }
+                let edited = kinds.map { $0.key == k.key ? JSONValue.Member($0.key, $0.value.setting("devices", .array(list.map { .string($0) }))) : $0 }
+                out.append(("\(k.key) on \(d)", v.setting("faults", faults.setting("random", .object(edited)))))
+            }
         }
         for k in kinds {
             guard let rate = k.value["rate"]?.stringValue, let half = ScenarioEdits.halvedRate(rate) else { continue }
             let edited = kinds.map { $0.key == k.key ? JSONValue.Member($0.key, $0.value.setting("rate", .string(half))) : $0 }
-            out.append(v.setting("faults", faults.setting("random", .object(edited))))
+            out.append(("\(k.key) rate halved to \(half)", v.setting("faults", faults.setting("random", .object(edited)))))
         }
         return out
     }
 
-    private func workloadEdits(_ v: JSONValue) -> [JSONValue] {
+    private func workloadEdits(_ v: JSONValue) -> [(String, JSONValue)] {
         guard let w = v["workload"] else { return [] }
-        var out = [v.setting("workload", nil)]
+        var out: [(String, JSONValue)] = [("the whole workload", v.setting("workload", nil))]
         let fields = ScenarioEdits.objects(w)
-        for f in fields where f.key.hasSuffix("Rate") || f.key == "bursts" || f.key == "recallProbability" {
-            out.append(v.setting("workload", w.setting(f.key, nil)))
+        for f in fields where f.key.hasSuffix("Rate") || f.key == "bursts" || f.key.hasSuffix("Probability") {
+            out.append(("\(f.key)", v.setting("workload", w.setting(f.key, nil))))
         }
         for f in fields where f.key.hasSuffix("Rate") {
             if let r = f.value.stringValue, let half = ScenarioEdits.halvedRate(r) {
-                out.append(v.setting("workload", w.setting(f.key, .string(half))))
+                out.append(("\(f.key) halved to \(half)", v.setting("workload", w.setting(f.key, .string(half)))))
             }
         }
-        return out
-    }
-
-    private func userEdits(_ v: JSONValue) -> [JSONValue] {
-        ScenarioEdits.users(v).reversed().map { ScenarioEdits.removingUser(v, $0.id) }
-    }
-
-    private func deviceEdits(_ v: JSONValue) -> [JSONValue] {
-        var out: [JSONValue] = []
-        for u in ScenarioEdits.users(v) where u.devices.count > 1 {
-            for d in u.devices.reversed() { out.append(ScenarioEdits.removingDevice(v, user: u.id, device: d)) }
+        if let b = w["bursts"], let r = b["rate"]?.stringValue, let half = ScenarioEdits.halvedRate(r) {
+            out.append(("burst rate halved to \(half)", v.setting("workload", w.setting("bursts", b.setting("rate", .string(half))))))
         }
         return out
     }
 
-    private func placeEdits(_ v: JSONValue) -> [JSONValue] {
-        var out: [JSONValue] = []
+    private func userEdits(_ v: JSONValue) -> [(String, JSONValue)] {
+        ScenarioEdits.users(v).reversed().map { ("user \($0.id)", ScenarioEdits.removingUser(v, $0.id)) }
+    }
+
+    /// ddmin over the users: halves, quarters, … of the list, then single users (users named
+    /// nowhere else go together, which is what makes a 1,000-member room shrinkable).
+    private func ddminUsers() -> Bool {
+        phase = "users (ddmin)"
+        var ids = ScenarioEdits.users(current).map(\.id)
+        guard ids.count >= 2 else { return false }
+        let start = ids.count
+        var n = 2
+        while ids.count >= 2 && runs < maxRuns {
+            let chunk = (ids.count + n - 1) / n
+            let chunks = Swift.stride(from: 0, to: ids.count, by: chunk).map { Array(ids[$0..<min($0 + chunk, ids.count)]) }
+            // Remove one chunk (keep the complement), largest removals first.
+            let candidates = chunks.map { c in c.reduce(current) { ScenarioEdits.removingUser($0, $1) } }
+            let names = chunks.map { c in "users: " + (c.count == 1 ? "user \(c[0])" : "\(c.count) users (\(c.first!)…\(c.last!))") }
+            if let i = attempt(candidates, names: names) {
+                let gone = Set(chunks[i])
+                ids.removeAll { gone.contains($0) }
+                n = max(n - 1, 2)
+            } else {
+                if n >= ids.count { break }
+                n = min(ids.count, 2 * n)
+            }
+        }
+        return ScenarioEdits.users(current).count < start
+    }
+
+    private func deviceEdits(_ v: JSONValue) -> [(String, JSONValue)] {
+        var out: [(String, JSONValue)] = []
+        for u in ScenarioEdits.users(v) where u.devices.count > 1 {
+            for d in u.devices.reversed() { out.append(("device \(d)", ScenarioEdits.removingDevice(v, user: u.id, device: d))) }
+        }
+        return out
+    }
+
+    private func placeEdits(_ v: JSONValue) -> [(String, JSONValue)] {
+        var out: [(String, JSONValue)] = []
         for key in ["chatrooms", "groups"] {
             for p in ScenarioEdits.array(v, key).reversed() {
-                if let id = p["id"]?.stringValue { out.append(ScenarioEdits.removingPlace(v, key: key, id: id)) }
+                if let id = p["id"]?.stringValue { out.append(("\(key == "groups" ? "group" : "chatroom") \(id)", ScenarioEdits.removingPlace(v, key: key, id: id))) }
             }
-            if v[key] != nil && ScenarioEdits.array(v, key).isEmpty { out.append(v.setting(key, nil)) }
+            if v[key] != nil && ScenarioEdits.array(v, key).isEmpty { out.append(("empty \(key)", v.setting(key, nil))) }
         }
-        // Fewer members (groups keep at least one).
+        // Smaller rooms and groups (groups keep at least one member): half the members, then each.
         for key in ["groups", "chatrooms"] {
             let places = ScenarioEdits.array(v, key)
             for (i, p) in places.enumerated() {
                 let members = p["members"]?.arrayValue ?? []
                 guard members.count > (key == "groups" ? 1 : 0) else { continue }
+                let id = p["id"]?.stringValue ?? "?"
+                if members.count >= 4 {
+                    var edited = places
+                    edited[i] = p.setting("members", .array(Array(members.prefix(members.count / 2))))
+                    out.append(("half the members of \(id)", v.setting(key, .array(edited))))
+                }
                 for m in members.indices.reversed() {
                     var edited = places
                     var list = members
                     list.remove(at: m)
                     edited[i] = p.setting("members", .array(list))
-                    out.append(v.setting(key, .array(edited)))
+                    out.append(("\(members[m].stringValue ?? "?") from \(id)", v.setting(key, .array(edited))))
                 }
             }
         }
         return out
     }
 
-    private func populationEdits(_ v: JSONValue) -> [JSONValue] {
+    private func populationEdits(_ v: JSONValue) -> [(String, JSONValue)] {
         guard let p = v["population"] else { return [] }
-        var out: [JSONValue] = []
+        var out: [(String, JSONValue)] = []
         for field in ["users", "groups", "chatrooms", "chatroomMembers", "groupSize"] {
             guard let n = p[field]?.int64Value, n > (field == "users" ? 1 : 0) else { continue }
-            out.append(v.setting("population", p.setting(field, .int(n / 2))))
+            out.append(("population \(field) \(n) → \(n / 2)", v.setting("population", p.setting(field, .int(n / 2)))))
         }
-        if let f = p["secondDeviceFraction"], f != .number("0") { out.append(v.setting("population", p.setting("secondDeviceFraction", .int(0)))) }
+        if let f = p["secondDeviceFraction"], f != .number("0") {
+            out.append(("second devices", v.setting("population", p.setting("secondDeviceFraction", .int(0)))))
+        }
         return out
     }
 
-    private func repeatEdits(_ v: JSONValue) -> [JSONValue] {
+    private func repeatEdits(_ v: JSONValue) -> [(String, JSONValue)] {
         let steps = ScenarioEdits.array(v, "script")
-        var out: [JSONValue] = []
+        var out: [(String, JSONValue)] = []
         for (i, s) in steps.enumerated() {
             guard let n = s["count"]?.int64Value, n > 1 else { continue }
             var edited = steps
             edited[i] = n / 2 > 1 ? s.setting("count", .int(n / 2)) : s.setting("count", nil).setting("interval", nil)
-            out.append(v.setting("script", .array(edited)))
+            out.append(("step \(i + 1) repeats \(n) → \(max(1, n / 2))", v.setting("script", .array(edited))))
         }
         return out
     }
 
-    private func durationEdits(_ v: JSONValue) -> [JSONValue] {
+    private func durationEdits(_ v: JSONValue) -> [(String, JSONValue)] {
         // Just past the failure (whole seconds), the liveness phase following as before.
         let failureNs = currentResult.violation.timeNanoseconds
         let seconds = failureNs / 1_000_000_000 + 1
@@ -290,7 +475,38 @@ public final class Shrinker {
             guard let at = $0["at"]?.stringValue, let t = try? SimDuration(parsing: at) else { return true }
             return t <= .seconds(seconds)
         }
-        return [out.setting("script", .array(keep))]
+        return [("duration \(d) → \(SimDuration.seconds(seconds))", out.setting("script", .array(keep)))]
+    }
+
+    /// Every remaining element, removed alone (the final pass).
+    private func elementRemovals(_ v: JSONValue) -> [(String, JSONValue)] {
+        var out: [(String, JSONValue)] = []
+        out += userEdits(v)
+        out += deviceEdits(v)
+        for key in ["chatrooms", "groups"] {
+            for p in ScenarioEdits.array(v, key) {
+                if let id = p["id"]?.stringValue { out.append(("\(key == "groups" ? "group" : "chatroom") \(id)", ScenarioEdits.removingPlace(v, key: key, id: id))) }
+            }
+        }
+        if let faults = v["faults"] {
+            let kinds = ScenarioEdits.objects(faults["random"] ?? .null)
+            for k in kinds {
+                out.append(("fault \(k.key)", v.setting("faults", faults.setting("random", .object(kinds.filter { $0.key != k.key })))))
+            }
+        }
+        if let w = v["workload"] {
+            for f in ScenarioEdits.objects(w) where f.key.hasSuffix("Rate") || f.key == "bursts" || f.key.hasSuffix("Probability") {
+                out.append(("workload \(f.key)", v.setting("workload", w.setting(f.key, nil))))
+            }
+        }
+        let steps = ScenarioEdits.array(v, "script")
+        for i in steps.indices {
+            var rest = steps
+            rest.remove(at: i)
+            let what = [steps[i]["at"]?.stringValue, steps[i]["device"]?.stringValue, steps[i]["action"]?.stringValue].compactMap { $0 }
+            out.append(("script step \(i + 1) (\(what.joined(separator: " ")))", v.setting("script", .array(rest))))
+        }
+        return out
     }
 
     /// ddmin (Zeller) over the script steps.
@@ -300,13 +516,13 @@ public final class Shrinker {
         guard !items.isEmpty else { return false }
         let start = items.count
         func with(_ list: [JSONValue]) -> JSONValue { current.setting("script", .array(list)) }
-        if attempt(with([])) { return true }
+        if attempt([with([])], names: ["the whole script"]) != nil { return true }
         var n = 2
         while items.count >= 2 && runs < maxRuns {
             let chunk = (items.count + n - 1) / n
-            let chunks = stride(from: 0, to: items.count, by: chunk).map { Array(items[$0..<min($0 + chunk, items.count)]) }
+            let chunks = Swift.stride(from: 0, to: items.count, by: chunk).map { Array(items[$0..<min($0 + chunk, items.count)]) }
             var reduced = false
-            for c in chunks where attempt(with(c)) {
+            for c in chunks where attempt([with(c)], names: ["script: all but \(c.count) steps"]) != nil {
                 items = c
                 n = 2
                 reduced = true
@@ -315,7 +531,7 @@ public final class Shrinker {
             if !reduced {
                 for i in chunks.indices {
                     let complement = chunks.enumerated().filter { $0.offset != i }.flatMap(\.element)
-                    if attempt(with(complement)) {
+                    if attempt([with(complement)], names: ["script: \(items.count - complement.count) steps"]) != nil {
                         items = complement
                         n = max(n - 1, 2)
                         reduced = true
@@ -328,7 +544,7 @@ public final class Shrinker {
                 n = min(items.count, 2 * n)
             }
         }
-        if items.count == 1 { _ = attempt(with([])) }
+        if items.count == 1 { _ = attempt([with([])], names: ["the last script step"]) }
         return ScenarioEdits.array(current, "script").count < start
     }
 
