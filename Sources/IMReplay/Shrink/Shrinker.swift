@@ -166,16 +166,20 @@ public final class Shrinker {
             var changed = true
             while changed && runs < maxRuns {
                 changed = false
+                // Cheap, big cuts first: the duration (every passing candidate runs to the end),
+                // whole fault and workload kinds, users (ddmin), then smaller things.
+                changed = pass("duration", durationEdits) || changed
                 changed = pass("faults", faultEdits) || changed
                 changed = pass("workload", workloadEdits) || changed
                 changed = ddminUsers() || changed
-                changed = pass("users", userEdits) || changed
                 changed = pass("devices", deviceEdits) || changed
                 changed = pass("places", placeEdits) || changed
                 changed = pass("population", populationEdits) || changed
                 changed = ddminScript() || changed
                 changed = pass("step repeats", repeatEdits) || changed
-                changed = pass("duration", durationEdits) || changed
+                // Many candidates each: only once the cheap passes find nothing.
+                if !changed { changed = pass("fault instances", faultInstanceEdits) }
+                if !changed { changed = pass("rates", rateEdits) }
             }
             // One more try for each remaining element; what still cannot go says why.
             phase = "final"
@@ -330,8 +334,15 @@ public final class Shrinker {
             let rest = kinds.filter { $0.key != k.key }
             out.append(("\(k.key)", v.setting("faults", faults.setting("random", .object(rest)))))
         }
-        // Each instance: the kind on one device (each device's chain is its own stream, so the
-        // others keep their schedules).
+        return out
+    }
+
+    /// Each fault instance: a kind on one device (each device's chain is its own stream, so the
+    /// others keep their schedules).
+    private func faultInstanceEdits(_ v: JSONValue) -> [(String, JSONValue)] {
+        var out: [(String, JSONValue)] = []
+        guard let faults = v["faults"] else { return out }
+        let kinds = ScenarioEdits.objects(faults["random"] ?? .null)
         let allDevices = ScenarioEdits.users(v).flatMap(\.devices)
         for k in kinds where FaultKind(rawValue: k.key)?.isPerDevice ?? false {
             let on = k.value["devices"]?.arrayValue?.compactMap(\.stringValue) ?? allDevices
@@ -342,10 +353,27 @@ public final class Shrinker {
                 out.append(("\(k.key) on \(d)", v.setting("faults", faults.setting("random", .object(edited)))))
             }
         }
+        return out
+    }
+
+    /// Fault and workload rates halved.
+    private func rateEdits(_ v: JSONValue) -> [(String, JSONValue)] {
+        var out: [(String, JSONValue)] = []
+        let faults = v["faults"] ?? .object([])
+        let kinds = ScenarioEdits.objects(faults["random"] ?? .null)
         for k in kinds {
             guard let rate = k.value["rate"]?.stringValue, let half = ScenarioEdits.halvedRate(rate) else { continue }
             let edited = kinds.map { $0.key == k.key ? JSONValue.Member($0.key, $0.value.setting("rate", .string(half))) : $0 }
             out.append(("\(k.key) rate halved to \(half)", v.setting("faults", faults.setting("random", .object(edited)))))
+        }
+        guard let w = v["workload"] else { return out }
+        for f in ScenarioEdits.objects(w) where f.key.hasSuffix("Rate") {
+            if let r = f.value.stringValue, let half = ScenarioEdits.halvedRate(r) {
+                out.append(("\(f.key) halved to \(half)", v.setting("workload", w.setting(f.key, .string(half)))))
+            }
+        }
+        if let b = w["bursts"], let r = b["rate"]?.stringValue, let half = ScenarioEdits.halvedRate(r) {
+            out.append(("burst rate halved to \(half)", v.setting("workload", w.setting("bursts", b.setting("rate", .string(half))))))
         }
         return out
     }
@@ -356,14 +384,6 @@ public final class Shrinker {
         let fields = ScenarioEdits.objects(w)
         for f in fields where f.key.hasSuffix("Rate") || f.key == "bursts" || f.key.hasSuffix("Probability") {
             out.append(("\(f.key)", v.setting("workload", w.setting(f.key, nil))))
-        }
-        for f in fields where f.key.hasSuffix("Rate") {
-            if let r = f.value.stringValue, let half = ScenarioEdits.halvedRate(r) {
-                out.append(("\(f.key) halved to \(half)", v.setting("workload", w.setting(f.key, .string(half)))))
-            }
-        }
-        if let b = w["bursts"], let r = b["rate"]?.stringValue, let half = ScenarioEdits.halvedRate(r) {
-            out.append(("burst rate halved to \(half)", v.setting("workload", w.setting("bursts", b.setting("rate", .string(half))))))
         }
         return out
     }
