@@ -51,7 +51,7 @@ import Testing
         let v = try Self.scenario("quickstart", bugs: ["B4"])
         let one = try Shrinker(scenario: v, seed: 1, maxRuns: 200).run()
         #expect(one.oracle == "order")
-        #expect(one.after.scriptSteps <= 1 && one.after.users <= 2 && one.after.faultKinds == 0)
+        #expect(one.after.scriptSteps + one.after.workloadRates <= 1 && one.after.users <= 2 && one.after.faultKinds == 0)
         #expect(one.after.eventsUntilFailure <= one.before.eventsUntilFailure)
         #expect(try Self.refails(one)?.oracle == "order")
         let batched = try Shrinker(scenario: v, seed: 1, maxRuns: 200)
