@@ -126,7 +126,8 @@ public struct ClientCore {
     private mutating func api(_ call: ClientAPICall) {
         switch call {
         case .connect(let token, let timeLimit):
-            if link.state.call == nil { out.callback(.dbOpened(code: 0)) }
+            // A store that could not be opened (storage fault) is the SDK's database error.
+            if link.state.call == nil { out.callback(.dbOpened(code: store.isOpen ? 0 : IMErrorCode.databaseError.rawValue)) }
             process(link.connect(token: token, timeLimitSeconds: timeLimit, &out))
         case .disconnect:
             process(link.disconnect(logout: false, &out))

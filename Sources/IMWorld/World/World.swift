@@ -77,8 +77,17 @@ public final class World {
         if scenario.swarm {
             var swarmRng = streams.stream("swarm")
             var picked: [FaultKind: FaultRate] = [:]
+            // Storage kinds draw from their own swarm stream: enabling them moves no other pick.
+            var storageSwarmRng = streams.stream("swarm-storage")
             for kind in FaultKind.allCases {
                 guard var rate = chosen[kind] else { continue }
+                if kind.isStorage {
+                    if storageSwarmRng.chance(Ratio(1, 2)) {
+                        rate.rate.milliEvents = max(1, rate.rate.milliEvents * storageSwarmRng.uniform(2...16) / 8)
+                        picked[kind] = rate
+                    }
+                    continue
+                }
                 if swarmRng.chance(Ratio(1, 2)) {
                     // scale 0.25× … 2× in eighths
                     let eighths = swarmRng.uniform(2...16)
@@ -114,15 +123,24 @@ public final class World {
                 let index = devices.count
                 sim.addNode(d.id)
                 let store: IMStore
+                var storageRng = streams.stream("storage", index)
+                var disk: SimDisk?
                 do {
-                    store = try IMStore(copyOf: emptyStore(), options: storeOptions)
+                    if scenario.client.store == .device {
+                        let dk = SimDisk(seed: storageRng.next())
+                        store = try IMStore(copyOf: emptyStore(), on: dk, options: storeOptions)
+                        dk.faults.syncLies = scenario.client.syncLies
+                        disk = dk
+                    } else {
+                        store = try IMStore(copyOf: emptyStore(), options: storeOptions)
+                    }
                 } catch {
                     throw ScenarioError(path: "$", message: "cannot open the store of \(d.id): \(error)")
                 }
                 let identity = DeviceIdentity(userId: u.id, deviceId: d.id, platform: d.platform)
                 devices.append(DeviceHost(
                     index: index, userIndex: ui, identity: identity, token: World.signedToken(for: u.id, state: u.token, epochMs: epoch),
-                    autoConnect: d.autoConnect, core: nil, store: store,
+                    autoConnect: d.autoConnect, core: nil, store: store, disk: disk, storageRng: storageRng,
                     clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm),
                     conditions: d.network ?? scenario.network, rng: streams.stream("network", index)))
                 deviceIndexById[d.id] = index
@@ -163,6 +181,8 @@ public final class World {
     public func devicesOfUser(_ userId: String) -> [Int] { userIndex[userId].map { users[$0].devices } ?? [] }
     public var userIds: [String] { users.map(\.id) }
     public func store(ofDevice d: Int) -> IMStore { devices[d].store }
+    /// The simulated storage device of a device (`client.store: device`), else nil.
+    public func disk(ofDevice d: Int) -> SimDisk? { devices[d].disk }
     public func localMs(ofDevice d: Int) -> Int64 { devices[d].clock.wallMs(at: sim.now) }
     public var serverMs: Int64 { server.clock.ms(at: sim.now) }
     public func connectionStatus(ofDevice d: Int) -> ConnectionStatus { devices[d].status }
