@@ -110,6 +110,13 @@ public struct ClientCore {
 
     private mutating func startUp() {
         startedUp = true
+        if config.clientUniqueIdClockFloor {
+            do {
+                try store.raiseCounter(Self.clientUniqueIdCounter, toAtLeast: now.milliseconds & 0x7FFF_FFFF)
+            } catch {
+                storeError("clientUniqueId floor", error)
+            }
+        }
         // Chatroom rows left by a previous process: the SDK keeps room state in memory only,
         // so they are stale; local chatroom messages go with them (as on quit).
         do {
