@@ -97,6 +97,7 @@ extension ClientCore {
         } else {
             let why = sync.isPulling ? "\(path) during pull" : "\(path) before the first pull completed"
             out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation, reason: why))
+            if pullAfterStoreFailure { startPull(reason: "retry after a store failure") }
             return
         }
         var inbox: Int64?
@@ -104,7 +105,13 @@ extension ClientCore {
         if moveCursor {
             if m.direction == .send { sendbox = m.dataTime } else { inbox = m.dataTime }
         }
-        deliver([m], hasPackage: false, path: path, inbox: inbox, sendbox: sendbox)
+        if !deliver([m], hasPackage: false, path: path, inbox: inbox, sendbox: sendbox), offlineType, m.messageUId != nil {
+            // Not stored: it must not be skipped over. Out of sync (later s_msg are not taken, so
+            // no cursor jumps past it); a pull from the unmoved cursor fetches it again.
+            pullAfterStoreFailure = true
+            if sync.isInSync { syncChange("\(path) not stored") { $0.lostSync() } }
+            startPull(reason: "store failed")
+        }
     }
 
     /// A copy of a message this device sent (pulled back through the sendbox, or echoed): never

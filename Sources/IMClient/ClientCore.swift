@@ -41,6 +41,9 @@ public struct ClientCore {
     /// `clientUniqueId >> 31` of every message this device sends (a stable hash of user+device).
     let deviceTag: Int64
     private var startedUp = false
+    /// A message the server delivered could not be stored (storage fault): the connection is out
+    /// of sync until a pull stores it; the next `s_msg` (skipped meanwhile) starts that pull again.
+    var pullAfterStoreFailure = false
 
     /// Inbox cursor (server ms), cached from the store.
     public internal(set) var inboxCursor: Int64
