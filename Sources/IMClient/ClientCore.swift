@@ -191,6 +191,8 @@ public struct ClientCore {
             pollFired()
         default:
             process(link.timerFired(timer, &out))
+            // A message not stored waits for a pull; do not wait for the next s_msg forever.
+            if timer == .heartbeat, pullAfterStoreFailure { startPull(reason: "retry after a store failure") }
         }
     }
 
