@@ -36,7 +36,9 @@ let package = Package(
 
         .target(name: "SimKernel", dependencies: [heap]),
         .target(name: "IMWire", dependencies: ["SimKernel", protobuf], exclude: ["Proto/rmtp.proto"]),
-        .target(name: "IMStore", dependencies: ["IMWire", "CSQLite"]),
+        // Simulated storage for SQLite (issue 28): a VFS with written vs synced state per device.
+        .target(name: "CSimVFS", dependencies: ["CSQLite"]),
+        .target(name: "IMStore", dependencies: ["IMWire", "CSQLite", "CSimVFS"]),
         .target(name: "IMClient", dependencies: ["IMWire", "IMStore"]),
         .target(name: "IMServer", dependencies: ["IMWire"]),
         .target(name: "IMWorld", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer"]),

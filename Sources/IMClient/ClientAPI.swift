@@ -235,6 +235,13 @@ public struct ClientConfig: Sendable, Hashable {
     public var chatroomPullCount: Int32 = 50
     /// Largest `messageCount` of a join; larger values are clamped to it (im-semantics §6).
     public var chatroomJoinMaxCount: Int32 = 50
+    /// At every start the clientUniqueId counter is raised to at least the device clock in ms
+    /// (mod 2^31). A power loss can take back the counter's last increments (they were not
+    /// synced); without a floor that survives it, the next sends reuse clientUniqueIds and the
+    /// server's idempotent accept swallows them as repeats (issue 28). Off by default so that
+    /// runs on `:memory:` stores keep their clientUniqueIds (and the golden digests); the world
+    /// turns it on for `client.store: device`.
+    public var clientUniqueIdClockFloor = false
 
     public init() {}
 }

@@ -250,6 +250,7 @@ extension ClientCore {
             if let uid = m.messageUId { room.remember(uid) }
             items.append(m)
         }
+        let cursorBefore = room.cursor
         if page.syncTime > room.cursor {
             room.cursor = page.syncTime
             out.note(.cursor(name: SyncCursor.chatroom(roomId).name, value: page.syncTime))
@@ -258,7 +259,17 @@ extension ClientCore {
         room.queuedNotify = nil
         rooms.insert(room)
         // Chatroom messages never move the inbox/sendbox cursors.
-        deliver(items, hasPackage: false, path: "chrmPull \(roomId)", inbox: nil, sendbox: nil)
+        guard deliver(items, hasPackage: false, path: "chrmPull \(roomId)", inbox: nil, sendbox: nil) else {
+            // Not stored (storage fault): the room cursor goes back, so the room's next pull
+            // fetches these messages again.
+            if var r = rooms[roomId], r.cursor == page.syncTime, cursorBefore < page.syncTime {
+                r.cursor = cursorBefore
+                rooms.insert(r)
+                out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
+                                  what: "room cursor back to \(cursorBefore): page not stored"))
+            }
+            return
+        }
         if let queued, queued > room.cursor, rooms[roomId]?.isJoined == true {
             sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
         }

@@ -101,7 +101,13 @@ extension ClientCore {
             }
             items.append(m)
         }
-        deliver(items, hasPackage: !page.finished, path: "pull", inbox: page.syncTime, sendbox: newestSent)
+        guard deliver(items, hasPackage: !page.finished, path: "pull", inbox: page.syncTime, sendbox: newestSent) else {
+            // Not stored: the cursors did not move; the next pull fetches the page again.
+            syncChange("pullMsg page not stored") { $0.pullEnded(synced: false) }
+            pullAfterStoreFailure = true
+            return
+        }
+        if page.finished { pullAfterStoreFailure = false }
         if !page.finished {
             return sendPullRequest()
         }

@@ -97,6 +97,7 @@ extension ClientCore {
         } else {
             let why = sync.isPulling ? "\(path) during pull" : "\(path) before the first pull completed"
             out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation, reason: why))
+            if pullAfterStoreFailure { startPull(reason: "retry after a store failure") }
             return
         }
         var inbox: Int64?
@@ -104,7 +105,13 @@ extension ClientCore {
         if moveCursor {
             if m.direction == .send { sendbox = m.dataTime } else { inbox = m.dataTime }
         }
-        deliver([m], hasPackage: false, path: path, inbox: inbox, sendbox: sendbox)
+        if !deliver([m], hasPackage: false, path: path, inbox: inbox, sendbox: sendbox), offlineType, m.messageUId != nil {
+            // Not stored: it must not be skipped over. Out of sync (later s_msg are not taken, so
+            // no cursor jumps past it); a pull from the unmoved cursor fetches it again.
+            pullAfterStoreFailure = true
+            if sync.isInSync { syncChange("\(path) not stored") { $0.lostSync() } }
+            startPull(reason: "store failed")
+        }
     }
 
     /// A copy of a message this device sent (pulled back through the sendbox, or echoed): never
@@ -130,8 +137,11 @@ extension ClientCore {
     // MARK: Pipeline
 
     /// Stores, notifies and interprets `items` in order, in one store transaction together with
-    /// the cursor moves (forward only). `left` counts down over the notified items.
-    mutating func deliver(_ items: [IncomingMessage], hasPackage: Bool, path: String, inbox: Int64?, sendbox: Int64?) {
+    /// the cursor moves (forward only). `left` counts down over the notified items. If the
+    /// transaction fails (a storage fault), nothing it reported reaches the app and the cursors
+    /// stay (the server sends the rows again); returns false then.
+    @discardableResult
+    mutating func deliver(_ items: [IncomingMessage], hasPackage: Bool, path: String, inbox: Int64?, sendbox: Int64?) -> Bool {
         let kinds = items.map(ReceiveKind.of)
         var left = kinds.reduce(0) { $0 + ($1.notifies ? 1 : 0) }
         let offlineBefore = session?.sessionTimestamp ?? 0
@@ -141,6 +151,8 @@ extension ClientCore {
         // through `transaction` so its error is reported as before.
         let writes = !store.isOpen || (inbox ?? .min) > inboxCursor || (sendbox ?? .min) > sendboxCursor
             || kinds.contains { if case .transient = $0 { false } else { true } }
+        let mark = out.mark
+        var committed = true
         do {
             // Every error below escapes the body (one rollback of all), so no nested savepoints.
             try store.atomicTransaction(if: writes) { store in
@@ -189,6 +201,8 @@ extension ClientCore {
                 out.note(.cursor(name: SyncCursor.sendbox.name, value: sendbox))
             }
         } catch {
+            out.discardReports(since: mark)
+            committed = false
             storeError("\(path): store \(items.count) messages", error)
         }
         if config.bugs.contains(.b5), !historyPagers.isEmpty {
@@ -199,6 +213,7 @@ extension ClientCore {
                 }
             }
         }
+        return committed
     }
 
     /// Commands: recall, private read receipt, multi-device read sync.

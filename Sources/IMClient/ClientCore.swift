@@ -41,6 +41,9 @@ public struct ClientCore {
     /// `clientUniqueId >> 31` of every message this device sends (a stable hash of user+device).
     let deviceTag: Int64
     private var startedUp = false
+    /// A message the server delivered could not be stored (storage fault): the connection is out
+    /// of sync until a pull stores it; the next `s_msg` (skipped meanwhile) starts that pull again.
+    var pullAfterStoreFailure = false
 
     /// Inbox cursor (server ms), cached from the store.
     public internal(set) var inboxCursor: Int64
@@ -110,6 +113,13 @@ public struct ClientCore {
 
     private mutating func startUp() {
         startedUp = true
+        if config.clientUniqueIdClockFloor {
+            do {
+                try store.raiseCounter(Self.clientUniqueIdCounter, toAtLeast: now.milliseconds & 0x7FFF_FFFF)
+            } catch {
+                storeError("clientUniqueId floor", error)
+            }
+        }
         // Chatroom rows left by a previous process: the SDK keeps room state in memory only,
         // so they are stale; local chatroom messages go with them (as on quit).
         do {
@@ -126,7 +136,8 @@ public struct ClientCore {
     private mutating func api(_ call: ClientAPICall) {
         switch call {
         case .connect(let token, let timeLimit):
-            if link.state.call == nil { out.callback(.dbOpened(code: 0)) }
+            // A store that could not be opened (storage fault) is the SDK's database error.
+            if link.state.call == nil { out.callback(.dbOpened(code: store.isOpen ? 0 : IMErrorCode.databaseError.rawValue)) }
             process(link.connect(token: token, timeLimitSeconds: timeLimit, &out))
         case .disconnect:
             process(link.disconnect(logout: false, &out))
@@ -180,6 +191,8 @@ public struct ClientCore {
             pollFired()
         default:
             process(link.timerFired(timer, &out))
+            // A message not stored waits for a pull; do not wait for the next s_msg forever.
+            if timer == .heartbeat, pullAfterStoreFailure { startPull(reason: "retry after a store failure") }
         }
     }
 

@@ -64,6 +64,35 @@ public final class IMStore {
         try Schema.migrate(connection)
     }
 
+    /// A new store on a simulated device whose database starts as a copy of `template`'s (as
+    /// `init(copyOf:options:)`), checkpointed and synced: the state of a freshly installed app.
+    public init(copyOf template: IMStore, on disk: SimDisk, options: Options = Options()) throws {
+        try template.checkOpen()
+        self.options = options
+        self.connection = try SQLiteConnection(location: .device(disk))
+        try connection.copyContents(of: template.connection)
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try Schema.migrate(connection)
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    /// App kill on a simulated device: the process dies mid-whatever. Nothing this store's
+    /// connection would still do (roll back, checkpoint, delete the WAL on close) reaches the
+    /// device; what it wrote stays. The store is retired; open the device again for the next run
+    /// (SQLite then recovers the WAL). On other locations it is `close()`.
+    public func crash() {
+        guard isOpen else { return }
+        isOpen = false
+        if case .device(let disk) = connection.location {
+            disk.kill()
+            disk.freezeDeletes(true)
+            connection.close()
+            disk.freezeDeletes(false)
+        } else {
+            connection.close()
+        }
+    }
+
     /// An in-memory store loaded from an image made by `serializedImage()` (migrated if older).
     public init(image: [UInt8], options: Options = Options()) throws {
         self.options = options
@@ -109,6 +138,10 @@ public final class IMStore {
         case .file(let path):
             connection.close()
             return try IMStore(location: .file(path), options: options)
+        case .device(let disk):
+            isOpen = true
+            crash()
+            return try IMStore(location: .device(disk), options: options)
         }
     }
 

@@ -20,6 +20,23 @@ struct EffectBuffer {
     }
 
     mutating func callback(_ c: AppCallback) { effects.append(.callback(c)) }
+
+    /// Where the effects end now (for `discardReports(since:)`).
+    var mark: Int { effects.count }
+
+    /// Drops the callbacks and notes added since `mark`: what a rolled-back store transaction
+    /// reported (received, stored) never happened, and the app must not be told it did.
+    mutating func discardReports(since mark: Int) {
+        guard mark < effects.count else { return }
+        var kept = Array(effects[..<mark])
+        for e in effects[mark...] {
+            switch e {
+            case .callback, .note: continue
+            default: kept.append(e)
+            }
+        }
+        effects = kept
+    }
     mutating func note(_ n: ClientNote) { effects.append(.note(n)) }
     mutating func setTimer(_ t: ClientTimer, after d: SimDuration) { effects.append(.setTimer(t, after: d)) }
     mutating func cancelTimer(_ t: ClientTimer) { effects.append(.cancelTimer(t)) }

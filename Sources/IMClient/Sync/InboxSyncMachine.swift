@@ -71,6 +71,11 @@ struct InboxSyncMachine: Sendable {
         return queuedNotifyTime
     }
 
+    /// In sync no more: a delivered message could not be stored (the next pull fetches it).
+    mutating func lostSync() {
+        if state == .idle(synced: true) { state = .idle(synced: false) }
+    }
+
     /// The pull ended: in sync, or not (failed / timed out).
     mutating func pullEnded(synced: Bool) {
         guard isPulling else { return }

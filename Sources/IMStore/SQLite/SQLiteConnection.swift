@@ -6,11 +6,30 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
     case memory
     /// A database file (the real runtime): WAL journal, `synchronous=NORMAL`.
     case file(String)
+    /// The database file of a simulated device (issue 28): the same WAL + `synchronous=NORMAL`
+    /// as `.file`, on the `imsim-sim` VFS, where writes can be lost, torn or failed.
+    case device(SimDisk)
 
     public var description: String {
         switch self {
         case .memory: ":memory:"
         case .file(let path): path
+        case .device: "simulated device"
+        }
+    }
+
+    /// Pages in the WAL before an automatic checkpoint on a simulated device (SQLite's default is
+    /// 1000; a smaller WAL keeps a thousand simulated devices' memory down, and a checkpoint is
+    /// where WAL + NORMAL syncs — see Docs/store.md).
+    public static let deviceWALAutocheckpoint = 100
+}
+
+extension StoreLocation {
+    /// A database in (real or simulated) files, with a journal.
+    var isFileLike: Bool {
+        switch self {
+        case .memory: false
+        case .file, .device: true
         }
     }
 }
@@ -37,7 +56,12 @@ public final class SQLiteConnection {
         self.location = location
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let rc = sqlite3_open_v2(location.description, &handle, flags, nil)
+        let rc: Int32
+        if case .device(let disk) = location {
+            rc = sqlite3_open_v2(disk.path, &handle, flags, SimDisk.vfsName)
+        } else {
+            rc = sqlite3_open_v2(location.description, &handle, flags, nil)
+        }
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close_v2(handle)
@@ -47,7 +71,12 @@ public final class SQLiteConnection {
         sqlite3_extended_result_codes(handle, 1)
         // No helper threads for sorting, whatever the library's build default.
         try execute("PRAGMA threads = 0")
-        if case .file = location {
+        if case .device = location {
+            // Temp files (sorts, statement journals) stay in memory, never on the device.
+            try execute("PRAGMA temp_store = MEMORY")
+            try execute("PRAGMA wal_autocheckpoint = \(StoreLocation.deviceWALAutocheckpoint)")
+        }
+        if location.isFileLike {
             // journal_mode answers with a row; a corrupt or foreign file fails here (SQLITE_NOTADB).
             let mode = try prepare("PRAGMA journal_mode=WAL")
             _ = try mode.step()
@@ -259,7 +288,7 @@ public final class SQLiteConnection {
     /// statement that reads it (`SQLITE_NOTADB` or `SQLITE_CORRUPT`).
     public func deserialize(_ image: [UInt8]) throws {
         let db = try handle()
-        guard location == .memory else {
+        guard case .memory = location else {
             throw StoreError(code: SQLITE_MISUSE, message: "deserialize is for in-memory databases only")
         }
         cache.removeAll()

@@ -1,4 +1,5 @@
 import IMClient
+import IMStore
 import IMWire
 import SimKernel
 
@@ -12,6 +13,8 @@ extension World {
             if kind.isPerDevice {
                 faultStreams[kind] = devices.map { OccurrenceStreams(sim.streams, key: StreamKey.fault(kind, entity: $0.identity.deviceId)) }
                 for d in devices.indices where rate.devices?.contains(devices[d].identity.deviceId) ?? true {
+                    // Storage faults only hit devices whose store is on a simulated disk.
+                    if kind.isStorage, devices[d].disk == nil { continue }
                     scheduleNextFault(kind, device: d)
                 }
             } else {
@@ -32,12 +35,16 @@ extension World {
         faultRng.uniform(faults[kind]?.durationRange ?? range)
     }
 
+    func storageFaultDuration(_ kind: FaultKind, device d: Int, default range: ClosedRange<SimDuration>) -> SimDuration {
+        devices[d].storageRng.uniform(faults[kind]?.durationRange ?? range)
+    }
+
     func faultStart(_ kind: FaultKind, device d: Int) {
         guard phase == .active else { return }
         defer { scheduleNextFault(kind, device: d) }
         faultRng = faultStreams[kind, default: []][max(d, 0)].nextDetail(sim.streams)
         // Device faults only touch started apps (a phone that is off has no network to break).
-        if d >= 0, !devices[d].isRunning, kind != .kill { return }
+        if d >= 0, !devices[d].isRunning, kind != .kill, !kind.isStorage { return }
         stats.faultsInjected += 1
         switch kind {
         case .reset:
@@ -96,6 +103,35 @@ extension World {
             let len = faultDuration(kind, default: .seconds(1)...SimDuration.seconds(20))
             note(.fault(kind, device: nil, started: true, detail: "down for \(len)"))
             serverCrash(downFor: len)
+        case .powerLoss, .powerLossTorn:
+            guard let disk = devices[d].disk else { return }
+            let len = storageFaultDuration(kind, device: d, default: .seconds(5)...SimDuration.seconds(60))
+            let wasRunning = devices[d].isRunning
+            appKill(d)
+            devices[d].store.crash()
+            let lost = disk.losePower(torn: kind == .powerLossTorn)
+            note(.fault(kind, device: d, started: true, detail: "\(lost) unsynced sectors; boot after \(len)"))
+            reopenStore(d)
+            if wasRunning { sim.schedule(.appStart(device: Int32(d)), to: node(d), after: len) }
+        case .ioError, .diskFull:
+            guard let disk = devices[d].disk else { return }
+            let len = storageFaultDuration(kind, device: d, default: .seconds(1)...SimDuration.seconds(30))
+            if kind == .ioError { disk.faults.writeError = true } else { disk.faults.full = true }
+            note(.fault(kind, device: d, started: true, detail: "for \(len)"))
+            sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)
+        }
+    }
+
+    /// Opens the device's store again after a kill or power loss (SQLite recovers the WAL). If
+    /// that fails (an I/O error window), the store stays closed: the app's next start tries
+    /// again and its core reports `dbOpened(33002)`.
+    func reopenStore(_ d: Int) {
+        guard let disk = devices[d].disk else { return }
+        devices[d].store.crash()
+        do {
+            devices[d].store = try IMStore(location: .device(disk), options: devices[d].store.options)
+        } catch {
+            note(.fault(.ioError, device: d, started: true, detail: "store open failed: \(error)"))
         }
     }
 
@@ -108,6 +144,9 @@ extension World {
             note(.fault(kind, device: d, started: false, detail: ""))
         case .background:
             appForeground(d)
+            note(.fault(kind, device: d, started: false, detail: ""))
+        case .ioError, .diskFull:
+            if kind == .ioError { devices[d].disk?.faults.writeError = false } else { devices[d].disk?.faults.full = false }
             note(.fault(kind, device: d, started: false, detail: ""))
         default:
             break

@@ -159,12 +159,20 @@ public struct ClientSettings: Codable, Sendable, Equatable {
     public var storeDedup: Bool = false
     public var recallDecrementsUnread: Bool = true
     public var bugs: [BugSwitch] = []
+    /// Where each device's store lives (issue 28): `memory` (a private `:memory:` database the
+    /// world keeps across app kills) or `device` (the simulated-storage VFS: app kill keeps what
+    /// was written, power loss only what was synced). Storage faults need `device`.
+    public var store: StoreMode = .memory
+    /// The device's fsync returns before the data is durable (a power loss then loses it).
+    public var syncLies: Bool = false
+
+    public enum StoreMode: String, Codable, Sendable, Equatable { case memory, device }
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case heartbeatInterval, pingTimeout, connackTimeout, requestTimeout, backgroundCloseAfter, pollInterval,
-             reconnectKickEnable, pingBeforeFirstPull, storeDedup, recallDecrementsUnread, bugs
+             reconnectKickEnable, pingBeforeFirstPull, storeDedup, recallDecrementsUnread, bugs, store, syncLies
     }
 
     public init(from decoder: Decoder) throws {
@@ -182,9 +190,30 @@ public struct ClientSettings: Codable, Sendable, Equatable {
         storeDedup = try c.decodeIfPresent(Bool.self, forKey: .storeDedup) ?? d.storeDedup
         recallDecrementsUnread = try c.decodeIfPresent(Bool.self, forKey: .recallDecrementsUnread) ?? d.recallDecrementsUnread
         bugs = try c.decodeIfPresent([BugSwitch].self, forKey: .bugs) ?? []
+        store = try c.decodeIfPresent(StoreMode.self, forKey: .store) ?? d.store
+        syncLies = try c.decodeIfPresent(Bool.self, forKey: .syncLies) ?? d.syncLies
         for (i, b) in bugs.enumerated() where b.side != .client {
             throw ScenarioError(path: ScenarioError.path(c.codingPath + [CodingKeys.bugs, AnyKey(intValue: i)]),
                                 message: "\(b) is a \(b.side.rawValue) bug; put it in server.bugs")
         }
+    }
+
+    /// As the synthesized encoding, with the issue-28 storage keys only when not default (so
+    /// scenarios and captures written before them encode byte for byte as before).
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(heartbeatInterval, forKey: .heartbeatInterval)
+        try c.encode(pingTimeout, forKey: .pingTimeout)
+        try c.encode(connackTimeout, forKey: .connackTimeout)
+        try c.encode(requestTimeout, forKey: .requestTimeout)
+        try c.encode(backgroundCloseAfter, forKey: .backgroundCloseAfter)
+        try c.encodeIfPresent(pollInterval, forKey: .pollInterval)
+        try c.encode(reconnectKickEnable, forKey: .reconnectKickEnable)
+        try c.encode(pingBeforeFirstPull, forKey: .pingBeforeFirstPull)
+        try c.encode(storeDedup, forKey: .storeDedup)
+        try c.encode(recallDecrementsUnread, forKey: .recallDecrementsUnread)
+        try c.encode(bugs, forKey: .bugs)
+        if store != .memory { try c.encode(store, forKey: .store) }
+        if syncLies { try c.encode(syncLies, forKey: .syncLies) }
     }
 }

@@ -152,6 +152,15 @@ public enum FaultKind: String, Codable, Sendable, CaseIterable, Comparable {
     case clockStep
     /// The server crashes and restarts after `duration`.
     case serverCrash
+    /// Storage (issue 28; `client.store: device` only). The device loses power and boots
+    /// after `duration`: only synced data survives.
+    case powerLoss
+    /// As `powerLoss`, torn: a random subset of unsynced sectors survives, some half-written.
+    case powerLossTorn
+    /// Every write of the device's store fails (SQLITE_IOERR_WRITE) for `duration`.
+    case ioError
+    /// The device's disk is full (SQLITE_FULL on growth) for `duration`.
+    case diskFull
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -162,6 +171,15 @@ public enum FaultKind: String, Codable, Sendable, CaseIterable, Comparable {
         switch self {
         case .serverPartition, .serverCrash: false
         default: true
+        }
+    }
+
+    /// Storage faults: scheduled from each device's own storage stream, never the shared fault
+    /// stream, so enabling them moves no other draw.
+    public var isStorage: Bool {
+        switch self {
+        case .powerLoss, .powerLossTorn, .ioError, .diskFull: true
+        default: false
         }
     }
 }

@@ -20,8 +20,13 @@ struct DeviceHost {
     let autoConnect: Bool
     /// The real SDK core; nil while the app is not running.
     var core: ClientCore?
-    /// Survives app kills (the database file of a real phone).
-    let store: IMStore
+    /// Survives app kills (the database file of a real phone). On a simulated device (`disk`) a
+    /// new store object is opened at every app start.
+    var store: IMStore
+    /// The simulated storage device (`client.store: device`), nil for `:memory:` stores.
+    let disk: SimDisk?
+    /// Storage-fault draws of this device (scheduling; the disk has its own PRNG state).
+    var storageRng: RandomStream
     var clock: DeviceClock
     var conditions: NetworkConditions
     var lifecycle: Lifecycle = .notStarted

@@ -119,6 +119,7 @@ extension World {
     func appStart(_ d: Int) {
         guard phase != .finished else { return }
         if devices[d].isRunning { return }
+        if devices[d].disk != nil, !devices[d].store.isOpen { reopenStore(d) }
         devices[d].core = ClientCore(identity: devices[d].identity, config: clientConfig, store: devices[d].store)
         devices[d].lifecycle = .running(foreground: true)
         devices[d].joinedRoomsThisAppRun = false
@@ -138,6 +139,9 @@ extension World {
         for (_, id) in devices[d].timers.sorted(by: { $0.value.sequence < $1.value.sequence }) { sim.cancel(id) }
         devices[d].timers = [:]
         devices[d].core = nil
+        // The process dies: on a simulated device what it wrote stays, nothing more happens to
+        // the files; the next process opens them (and recovers the WAL).
+        if devices[d].disk != nil { reopenStore(d) }
         devices[d].lifecycle = .killed
         devices[d].status = .unconnected
         stats.appKills += 1

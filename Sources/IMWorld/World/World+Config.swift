@@ -40,6 +40,7 @@ extension World {
         // `recallDecrementsUnread: false` is what the B14 switch does (the core sets the store
         // option on every recall).
         c.bugs = ClientBugs(s.client.bugs + (s.client.recallDecrementsUnread ? [] : [.B14]))
+        c.clientUniqueIdClockFloor = s.client.store == .device
         return c
     }
 

@@ -121,15 +121,24 @@ public final class World {
                 let index = devices.count
                 sim.addNode(d.id)
                 let store: IMStore
+                var storageRng = streams.stream("storage/" + d.id)
+                var disk: SimDisk?
                 do {
-                    store = try IMStore(copyOf: emptyStore(), options: storeOptions)
+                    if scenario.client.store == .device {
+                        let dk = SimDisk(seed: storageRng.next())
+                        store = try IMStore(copyOf: emptyStore(), on: dk, options: storeOptions)
+                        dk.faults.syncLies = scenario.client.syncLies
+                        disk = dk
+                    } else {
+                        store = try IMStore(copyOf: emptyStore(), options: storeOptions)
+                    }
                 } catch {
                     throw ScenarioError(path: "$", message: "cannot open the store of \(d.id): \(error)")
                 }
                 let identity = DeviceIdentity(userId: u.id, deviceId: d.id, platform: d.platform)
                 devices.append(DeviceHost(
                     index: index, userIndex: ui, identity: identity, token: World.signedToken(for: u.id, state: u.token, epochMs: epoch),
-                    autoConnect: d.autoConnect, core: nil, store: store,
+                    autoConnect: d.autoConnect, core: nil, store: store, disk: disk, storageRng: storageRng,
                     clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm),
                     conditions: d.network ?? scenario.network, link: LinkStreams(streams, device: d.id)))
                 deviceIndexById[d.id] = index
@@ -170,6 +179,8 @@ public final class World {
     public func devicesOfUser(_ userId: String) -> [Int] { userIndex[userId].map { users[$0].devices } ?? [] }
     public var userIds: [String] { users.map(\.id) }
     public func store(ofDevice d: Int) -> IMStore { devices[d].store }
+    /// The simulated storage device of a device (`client.store: device`), else nil.
+    public func disk(ofDevice d: Int) -> SimDisk? { devices[d].disk }
     public func localMs(ofDevice d: Int) -> Int64 { devices[d].clock.wallMs(at: sim.now) }
     public var serverMs: Int64 { server.clock.ms(at: sim.now) }
     public func connectionStatus(ofDevice d: Int) -> ConnectionStatus { devices[d].status }

@@ -1,0 +1,589 @@
+// Simulated storage for SQLite (issue 28): see include/simvfs.h and Docs/store.md.
+//
+// Model. A device holds named files. Each file keeps its bytes as *written* (what reached the
+// OS) and, for every sector changed since the last xSync, the sector's *synced* content (an undo
+// copy), plus its synced length. xSync drops the undo copies; a power loss puts them back (all of
+// them, or a PRNG-chosen subset when torn). Directory operations (create, delete) are durable at
+// once: a simplification, said in Docs/store.md. Single-threaded by contract (the simulator's
+// thread); SQLite's own mutexes are not needed (connections are opened NOMUTEX).
+#include "simvfs.h"
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#define SECTOR IMSIM_SIMDISK_SECTOR
+#define PREFIX "/imsim-sim/"
+#define MAX_FILES 16
+#define SHM_SLOTS SQLITE_SHM_NLOCK
+
+typedef struct simfile {
+    char name[96];
+    uint8_t *data;
+    int64_t size, cap;          // written length, buffer capacity (bytes past size are zero)
+    int64_t synced_size;
+    uint8_t *dirty;             // one byte per sector: changed since the last sync
+    int64_t dirty_cap;          // sectors the bitmap covers
+    int64_t *dirty_list;        // changed sectors, in order of first change
+    uint8_t *undo;              // SECTOR bytes per dirty_list entry: the synced content
+    int64_t n_dirty, list_cap;
+    // Rollback-journal locks (SQLite's five states), per file.
+    int n_shared;
+    void *reserved, *pending, *exclusive;
+} simfile;
+
+// The wal-index ("-shm"): memory regions plus the WAL's slot locks. Reference-counted so that a
+// killed connection can keep using the set it mapped while a new connection gets a fresh one.
+typedef struct shmset {
+    void **regions;
+    int n_regions, region_size, refs;
+    int shared[SHM_SLOTS];
+    void *excl[SHM_SLOTS];
+} shmset;
+
+struct imsim_simdisk {
+    uint64_t rng;
+    uint64_t gen;
+    int frozen;                 // deletes ignored while a killed connection closes
+    imsim_simdisk_faults faults;
+    imsim_simdisk_stats stats;
+    simfile *files[MAX_FILES];
+    shmset *shm;
+};
+
+typedef struct simhandle {
+    sqlite3_file base;
+    imsim_simdisk *disk;
+    simfile *file;
+    int anon;                   // a temp file of this handle only
+    int delete_on_close;
+    uint64_t gen;
+    int lock;
+    shmset *shm;
+    uint16_t shm_shared, shm_excl;  // slot bitmasks this handle holds
+} simhandle;
+
+// ---- PRNG (splitmix64): the device's only source of randomness ----
+static uint64_t next_rand(imsim_simdisk *d) {
+    uint64_t z = (d->rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static int chance_ppm(imsim_simdisk *d, uint32_t ppm) {
+    if (ppm == 0) return 0;
+    return (next_rand(d) % 1000000u) < ppm;
+}
+
+// ---- files ----
+static void file_free(simfile *f) {
+    if (!f) return;
+    free(f->data); free(f->dirty); free(f->dirty_list); free(f->undo); free(f);
+}
+static int ensure_cap(simfile *f, int64_t n) {
+    if (n <= f->cap) return 1;
+    int64_t c = f->cap ? f->cap : 4096;
+    while (c < n) c *= 2;
+    uint8_t *p = realloc(f->data, (size_t)c);
+    if (!p) return 0;
+    memset(p + f->cap, 0, (size_t)(c - f->cap));
+    f->data = p; f->cap = c;
+    return 1;
+}
+// Marks sector s changed, saving its synced content the first time.
+static int touch_sector(simfile *f, int64_t s) {
+    if (s >= f->dirty_cap) {
+        int64_t c = f->dirty_cap ? f->dirty_cap : 64;
+        while (c <= s) c *= 2;
+        uint8_t *p = realloc(f->dirty, (size_t)c);
+        if (!p) return 0;
+        memset(p + f->dirty_cap, 0, (size_t)(c - f->dirty_cap));
+        f->dirty = p; f->dirty_cap = c;
+    }
+    if (f->dirty[s]) return 1;
+    if (f->n_dirty == f->list_cap) {
+        int64_t c = f->list_cap ? f->list_cap * 2 : 64;
+        int64_t *l = realloc(f->dirty_list, (size_t)c * sizeof(int64_t));
+        if (!l) return 0;
+        f->dirty_list = l;
+        uint8_t *u = realloc(f->undo, (size_t)c * SECTOR);
+        if (!u) return 0;
+        f->undo = u; f->list_cap = c;
+    }
+    if (!ensure_cap(f, (s + 1) * SECTOR)) return 0;
+    f->dirty[s] = 1;
+    f->dirty_list[f->n_dirty] = s;
+    memcpy(f->undo + f->n_dirty * SECTOR, f->data + s * SECTOR, SECTOR);
+    f->n_dirty++;
+    return 1;
+}
+static int touch_range(simfile *f, int64_t from, int64_t to) {
+    if (to <= from) return 1;
+    for (int64_t s = from / SECTOR; s <= (to - 1) / SECTOR; s++) if (!touch_sector(f, s)) return 0;
+    return 1;
+}
+static void file_sync(simfile *f) {
+    for (int64_t i = 0; i < f->n_dirty; i++) f->dirty[f->dirty_list[i]] = 0;
+    f->n_dirty = 0;
+    f->synced_size = f->size;
+}
+static void set_size(simfile *f, int64_t n) {
+    if (n < f->size) memset(f->data + n, 0, (size_t)(f->size - n));
+    f->size = n;
+}
+
+static simfile *find_file(imsim_simdisk *d, const char *name, int *slot) {
+    for (int i = 0; i < MAX_FILES; i++) {
+        if (d->files[i] && strcmp(d->files[i]->name, name) == 0) { if (slot) *slot = i; return d->files[i]; }
+    }
+    return NULL;
+}
+
+// "/imsim-sim/<16 hex digits>/<file>" → the device and the file's name on it.
+static imsim_simdisk *parse_path(const char *path, const char **rest) {
+    size_t n = strlen(PREFIX);
+    if (!path || strncmp(path, PREFIX, n) != 0 || strlen(path) < n + 18 || path[n + 16] != '/') return NULL;
+    uint64_t v = 0;
+    for (size_t i = n; i < n + 16; i++) {
+        char c = path[i];
+        int x = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+        if (x < 0) return NULL;
+        v = v << 4 | (uint64_t)x;
+    }
+    *rest = path + n + 17;
+    return (imsim_simdisk *)(uintptr_t)v;
+}
+
+// ---- io methods ----
+static int live(simhandle *h) { return h->anon || h->gen == h->disk->gen; }
+
+static void shm_release(simhandle *h);
+
+static int x_close(sqlite3_file *pf) {
+    simhandle *h = (simhandle *)pf;
+    shm_release(h);
+    if (h->anon) { file_free(h->file); free(h->disk); h->file = NULL; h->disk = NULL; return SQLITE_OK; }
+    if (live(h)) {
+        simfile *f = h->file;
+        if (h->lock >= SQLITE_LOCK_SHARED && f->n_shared > 0) f->n_shared--;
+        if (f->reserved == h) f->reserved = NULL;
+        if (f->pending == h) f->pending = NULL;
+        if (f->exclusive == h) f->exclusive = NULL;
+        if (h->delete_on_close && !h->disk->frozen) {
+            int slot;
+            if (find_file(h->disk, f->name, &slot) == f) { h->disk->files[slot] = NULL; file_free(f); }
+        }
+    }
+    h->file = NULL;
+    return SQLITE_OK;
+}
+
+static int x_read(sqlite3_file *pf, void *buf, int amt, sqlite3_int64 off) {
+    simhandle *h = (simhandle *)pf;
+    imsim_simdisk *d = h->disk;
+    simfile *f = h->file;
+    d->stats.reads++;
+    if (!h->anon && (d->faults.read_error || chance_ppm(d, d->faults.read_error_ppm))) {
+        d->stats.read_errors++;
+        return SQLITE_IOERR_READ;
+    }
+    int64_t avail = off >= f->size ? 0 : f->size - off;
+    if (avail >= amt) { memcpy(buf, f->data + off, (size_t)amt); return SQLITE_OK; }
+    if (avail > 0) memcpy(buf, f->data + off, (size_t)avail);
+    // The contract: zero-fill the rest and say so, or SQLite may read garbage as a page.
+    memset((uint8_t *)buf + avail, 0, (size_t)(amt - avail));
+    return SQLITE_IOERR_SHORT_READ;
+}
+
+static int x_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 off) {
+    simhandle *h = (simhandle *)pf;
+    imsim_simdisk *d = h->disk;
+    simfile *f = h->file;
+    if (!live(h)) return SQLITE_OK;          // a killed process: never reaches the device
+    if (!h->anon) {
+        if (d->faults.write_error || chance_ppm(d, d->faults.write_error_ppm)) {
+            d->stats.write_errors++;
+            return SQLITE_IOERR_WRITE;
+        }
+        if (d->faults.full && off + amt > f->size) { d->stats.full_errors++; return SQLITE_FULL; }
+    }
+    int64_t end = off + amt;
+    if (!ensure_cap(f, end)) return SQLITE_IOERR_NOMEM;
+    if (!h->anon && !touch_range(f, off < f->size ? off : f->size, end)) return SQLITE_IOERR_NOMEM;
+    memcpy(f->data + off, buf, (size_t)amt);
+    if (end > f->size) f->size = end;
+    d->stats.writes++;
+    d->stats.bytes_written += (uint64_t)amt;
+    return SQLITE_OK;
+}
+
+static int x_truncate(sqlite3_file *pf, sqlite3_int64 size) {
+    simhandle *h = (simhandle *)pf;
+    imsim_simdisk *d = h->disk;
+    simfile *f = h->file;
+    if (!live(h)) return SQLITE_OK;
+    if (!h->anon) {
+        if (d->faults.write_error || chance_ppm(d, d->faults.write_error_ppm)) {
+            d->stats.write_errors++;
+            return SQLITE_IOERR_TRUNCATE;
+        }
+        if (d->faults.full && size > f->size) { d->stats.full_errors++; return SQLITE_FULL; }
+    }
+    if (!ensure_cap(f, size)) return SQLITE_IOERR_NOMEM;
+    if (!h->anon) {
+        int64_t lo = size < f->size ? size : f->size, hi = size < f->size ? f->size : size;
+        if (!touch_range(f, lo, hi)) return SQLITE_IOERR_NOMEM;
+    }
+    set_size(f, size);
+    d->stats.truncates++;
+    return SQLITE_OK;
+}
+
+static int x_sync(sqlite3_file *pf, int flags) {
+    (void)flags;
+    simhandle *h = (simhandle *)pf;
+    imsim_simdisk *d = h->disk;
+    if (!live(h) || h->anon) return SQLITE_OK;
+    if (d->faults.sync_error || chance_ppm(d, d->faults.sync_error_ppm)) {
+        d->stats.sync_errors++;
+        return SQLITE_IOERR_FSYNC;
+    }
+    d->stats.syncs++;
+    if (d->faults.sync_lies) return SQLITE_OK;  // returns before the data is durable
+    d->stats.bytes_synced += (uint64_t)h->file->n_dirty * SECTOR;
+    file_sync(h->file);
+    return SQLITE_OK;
+}
+
+static int x_file_size(sqlite3_file *pf, sqlite3_int64 *size) {
+    *size = ((simhandle *)pf)->file->size;
+    return SQLITE_OK;
+}
+
+// SQLite's lock states (NONE < SHARED < RESERVED < PENDING < EXCLUSIVE) between the handles of
+// one device (two connections on one database in tests; one in the world).
+static int x_lock(sqlite3_file *pf, int level) {
+    simhandle *h = (simhandle *)pf;
+    if (h->lock >= level) return SQLITE_OK;
+    if (h->anon || !live(h)) { h->lock = level; return SQLITE_OK; }
+    simfile *f = h->file;
+    if (level == SQLITE_LOCK_SHARED) {
+        if ((f->pending && f->pending != h) || (f->exclusive && f->exclusive != h)) return SQLITE_BUSY;
+        f->n_shared++;
+        h->lock = SQLITE_LOCK_SHARED;
+        return SQLITE_OK;
+    }
+    if (level == SQLITE_LOCK_RESERVED) {
+        if (f->reserved && f->reserved != h) return SQLITE_BUSY;
+        f->reserved = h;
+        h->lock = SQLITE_LOCK_RESERVED;
+        return SQLITE_OK;
+    }
+    // EXCLUSIVE (through PENDING): no new readers from now; wait for the others to leave.
+    if (f->pending && f->pending != h) return SQLITE_BUSY;
+    if (f->exclusive && f->exclusive != h) return SQLITE_BUSY;
+    f->pending = h;
+    if (h->lock < SQLITE_LOCK_RESERVED) {
+        if (f->reserved && f->reserved != h) return SQLITE_BUSY;
+        f->reserved = h;
+    }
+    h->lock = SQLITE_LOCK_PENDING;
+    if (f->n_shared > 1) return SQLITE_BUSY;
+    f->exclusive = h;
+    h->lock = SQLITE_LOCK_EXCLUSIVE;
+    return SQLITE_OK;
+}
+
+static int x_unlock(sqlite3_file *pf, int level) {
+    simhandle *h = (simhandle *)pf;
+    if (h->lock <= level) return SQLITE_OK;
+    if (h->anon || !live(h)) { h->lock = level; return SQLITE_OK; }
+    simfile *f = h->file;
+    if (f->exclusive == h) f->exclusive = NULL;
+    if (f->pending == h) f->pending = NULL;
+    if (level < SQLITE_LOCK_RESERVED && f->reserved == h) f->reserved = NULL;
+    if (level < SQLITE_LOCK_SHARED && h->lock >= SQLITE_LOCK_SHARED && f->n_shared > 0) f->n_shared--;
+    h->lock = level;
+    return SQLITE_OK;
+}
+
+static int x_check_reserved(sqlite3_file *pf, int *out) {
+    simhandle *h = (simhandle *)pf;
+    simfile *f = h->file;
+    *out = (!h->anon && live(h) && ((f->reserved && f->reserved != h) || (f->exclusive && f->exclusive != h))) ? 1 : 0;
+    return SQLITE_OK;
+}
+
+static int x_file_control(sqlite3_file *pf, int op, void *arg) { (void)pf; (void)op; (void)arg; return SQLITE_NOTFOUND; }
+static int x_sector_size(sqlite3_file *pf) { (void)pf; return SECTOR; }
+static int x_device_chars(sqlite3_file *pf) { (void)pf; return 0; }
+
+// ---- wal-index (shared memory) ----
+static void shm_free(shmset *s) {
+    for (int i = 0; i < s->n_regions; i++) free(s->regions[i]);
+    free(s->regions);
+    free(s);
+}
+static void shm_release(simhandle *h) {
+    shmset *s = h->shm;
+    if (!s) return;
+    for (int i = 0; i < SHM_SLOTS; i++) {
+        if (h->shm_shared & (1u << i)) s->shared[i]--;
+        if (s->excl[i] == h) s->excl[i] = NULL;
+    }
+    h->shm_shared = h->shm_excl = 0;
+    h->shm = NULL;
+    if (--s->refs == 0) {
+        if (h->disk->shm == s) h->disk->shm = NULL;
+        shm_free(s);
+    }
+}
+
+static int x_shm_map(sqlite3_file *pf, int region, int size, int extend, void volatile **pp) {
+    simhandle *h = (simhandle *)pf;
+    imsim_simdisk *d = h->disk;
+    *pp = NULL;
+    if (!h->shm) {
+        if (!live(h)) return SQLITE_IOERR_SHMMAP;  // a killed process maps nothing new
+        if (!d->shm) {
+            d->shm = calloc(1, sizeof(shmset));
+            if (!d->shm) return SQLITE_IOERR_NOMEM;
+            d->shm->region_size = size;
+        }
+        h->shm = d->shm;
+        h->shm->refs++;
+    }
+    shmset *s = h->shm;
+    if (region >= s->n_regions) {
+        if (!extend) return SQLITE_OK;
+        void **r = realloc(s->regions, (size_t)(region + 1) * sizeof(void *));
+        if (!r) return SQLITE_IOERR_NOMEM;
+        s->regions = r;
+        for (int i = s->n_regions; i <= region; i++) {
+            s->regions[i] = calloc(1, (size_t)size);
+            if (!s->regions[i]) { s->n_regions = i; return SQLITE_IOERR_NOMEM; }
+        }
+        s->n_regions = region + 1;
+    }
+    *pp = s->regions[region];
+    return SQLITE_OK;
+}
+
+static int x_shm_lock(sqlite3_file *pf, int ofst, int n, int flags) {
+    simhandle *h = (simhandle *)pf;
+    shmset *s = h->shm;
+    if (!s) return SQLITE_OK;
+    if (flags & SQLITE_SHM_UNLOCK) {
+        for (int i = ofst; i < ofst + n; i++) {
+            if (h->shm_shared & (1u << i)) { s->shared[i]--; h->shm_shared &= (uint16_t)~(1u << i); }
+            if (s->excl[i] == h) { s->excl[i] = NULL; h->shm_excl &= (uint16_t)~(1u << i); }
+        }
+        return SQLITE_OK;
+    }
+    for (int i = ofst; i < ofst + n; i++) {
+        if (s->excl[i] && s->excl[i] != h) return SQLITE_BUSY;
+        if ((flags & SQLITE_SHM_EXCLUSIVE) && s->shared[i] - ((h->shm_shared >> i) & 1) > 0) return SQLITE_BUSY;
+    }
+    for (int i = ofst; i < ofst + n; i++) {
+        if (flags & SQLITE_SHM_EXCLUSIVE) { s->excl[i] = h; h->shm_excl |= (uint16_t)(1u << i); }
+        else if (!(h->shm_shared & (1u << i))) { s->shared[i]++; h->shm_shared |= (uint16_t)(1u << i); }
+    }
+    return SQLITE_OK;
+}
+
+static void x_shm_barrier(sqlite3_file *pf) { (void)pf; }
+
+static int x_shm_unmap(sqlite3_file *pf, int delete_flag) {
+    (void)delete_flag;  // the set is freed with its last user either way
+    shm_release((simhandle *)pf);
+    return SQLITE_OK;
+}
+
+static const sqlite3_io_methods io_methods = {
+    2, x_close, x_read, x_write, x_truncate, x_sync, x_file_size, x_lock, x_unlock, x_check_reserved,
+    x_file_control, x_sector_size, x_device_chars, x_shm_map, x_shm_lock, x_shm_barrier, x_shm_unmap,
+    0, 0,
+};
+
+// ---- VFS methods ----
+static int v_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *pf, int flags, int *out_flags) {
+    (void)vfs;
+    simhandle *h = (simhandle *)pf;
+    memset(h, 0, sizeof(*h));
+    if (!name) {
+        // A temp file (IMSim sets temp_store=MEMORY, so rarely used): private to this handle.
+        h->file = calloc(1, sizeof(simfile));
+        if (!h->file) return SQLITE_NOMEM;
+        h->anon = 1;
+        // A private device, for its counters only: anonymous files never draw faults.
+        h->disk = calloc(1, sizeof(imsim_simdisk));
+        if (!h->disk) { free(h->file); return SQLITE_NOMEM; }
+    } else {
+        const char *rest;
+        imsim_simdisk *d = parse_path(name, &rest);
+        if (!d || strlen(rest) >= sizeof(((simfile *)0)->name)) return SQLITE_CANTOPEN;
+        simfile *f = find_file(d, rest, NULL);
+        if (!f) {
+            if (!(flags & SQLITE_OPEN_CREATE)) return SQLITE_CANTOPEN;
+            int slot = -1;
+            for (int i = 0; i < MAX_FILES; i++) if (!d->files[i]) { slot = i; break; }
+            if (slot < 0) return SQLITE_CANTOPEN;
+            f = calloc(1, sizeof(simfile));
+            if (!f) return SQLITE_NOMEM;
+            strcpy(f->name, rest);
+            d->files[slot] = f;
+        }
+        h->disk = d;
+        h->file = f;
+        h->gen = d->gen;
+        h->delete_on_close = (flags & SQLITE_OPEN_DELETEONCLOSE) != 0;
+    }
+    h->base.pMethods = &io_methods;
+    if (out_flags) *out_flags = flags;
+    return SQLITE_OK;
+}
+
+static int v_delete(sqlite3_vfs *vfs, const char *name, int sync_dir) {
+    (void)vfs; (void)sync_dir;
+    const char *rest;
+    imsim_simdisk *d = parse_path(name, &rest);
+    if (!d) return SQLITE_IOERR_DELETE_NOENT;
+    if (d->frozen) return SQLITE_OK;
+    int slot;
+    simfile *f = find_file(d, rest, &slot);
+    if (!f) return SQLITE_IOERR_DELETE_NOENT;
+    if (f->n_shared || f->reserved || f->pending || f->exclusive) {
+        // Still open by a handle: unlink the name only (the handle keeps its data, as on POSIX).
+        // IMSim never deletes an open file; refuse rather than free memory in use.
+        return SQLITE_IOERR_DELETE;
+    }
+    d->files[slot] = NULL;
+    file_free(f);
+    return SQLITE_OK;
+}
+
+static int v_access(sqlite3_vfs *vfs, const char *name, int flags, int *out) {
+    (void)vfs; (void)flags;
+    const char *rest;
+    imsim_simdisk *d = parse_path(name, &rest);
+    *out = d && find_file(d, rest, NULL) ? 1 : 0;
+    return SQLITE_OK;
+}
+
+static int v_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out) {
+    (void)vfs;
+    if ((int)strlen(name) >= n) return SQLITE_CANTOPEN;
+    strcpy(out, name);
+    return SQLITE_OK;
+}
+
+static int v_randomness(sqlite3_vfs *vfs, int n, char *out) { (void)vfs; memset(out, 0, (size_t)n); return n; }
+static int v_sleep(sqlite3_vfs *vfs, int us) { (void)vfs; return us; }  // no real waiting
+// No clock: a fixed instant (IMSim never asks SQLite for the time).
+static int v_current_time(sqlite3_vfs *vfs, double *t) { (void)vfs; *t = 2440587.5; return SQLITE_OK; }
+static int v_current_time64(sqlite3_vfs *vfs, sqlite3_int64 *t) { (void)vfs; *t = 210866760000000LL; return SQLITE_OK; }
+static int v_last_error(sqlite3_vfs *vfs, int n, char *out) { (void)vfs; if (n > 0) out[0] = 0; return 0; }
+
+static sqlite3_vfs sim_vfs = {
+    2, sizeof(simhandle), 128, 0, IMSIM_SIMVFS_NAME, 0,
+    v_open, v_delete, v_access, v_full_pathname, 0, 0, 0, 0,
+    v_randomness, v_sleep, v_current_time, v_last_error, v_current_time64, 0, 0, 0,
+};
+
+int imsim_simvfs_register(void) {
+    if (sqlite3_vfs_find(IMSIM_SIMVFS_NAME)) return SQLITE_OK;
+    return sqlite3_vfs_register(&sim_vfs, 0);
+}
+
+imsim_simdisk *imsim_simdisk_new(uint64_t seed) {
+    imsim_simdisk *d = calloc(1, sizeof(imsim_simdisk));
+    if (d) d->rng = seed;
+    return d;
+}
+
+void imsim_simdisk_free(imsim_simdisk *d) {
+    if (!d) return;
+    for (int i = 0; i < MAX_FILES; i++) file_free(d->files[i]);
+    // A wal-index still referenced belongs to its handles (freed when they unmap).
+    if (d->shm && d->shm->refs == 0) shm_free(d->shm);
+    free(d);
+}
+
+void imsim_simdisk_db_path(const imsim_simdisk *d, char *out, int n) {
+    snprintf(out, (size_t)n, PREFIX "%016llx/store.db", (unsigned long long)(uintptr_t)d);
+}
+
+imsim_simdisk_faults *imsim_simdisk_faults_of(imsim_simdisk *d) { return &d->faults; }
+const imsim_simdisk_stats *imsim_simdisk_stats_of(const imsim_simdisk *d) { return &d->stats; }
+void imsim_simdisk_seed(imsim_simdisk *d, uint64_t seed) { d->rng = seed; }
+void imsim_simdisk_freeze_deletes(imsim_simdisk *d, int on) { d->frozen = on; }
+
+void imsim_simdisk_kill(imsim_simdisk *d) {
+    d->gen++;
+    for (int i = 0; i < MAX_FILES; i++) {
+        simfile *f = d->files[i];
+        if (!f) continue;
+        f->n_shared = 0;
+        f->reserved = f->pending = f->exclusive = NULL;
+    }
+    // The killed connection keeps the set it mapped until it closes; the next one starts empty
+    // and rebuilds the index from the WAL (SQLite's recovery).
+    if (d->shm && d->shm->refs == 0) shm_free(d->shm);
+    d->shm = NULL;
+}
+
+int64_t imsim_simdisk_power_loss(imsim_simdisk *d, int torn) {
+    imsim_simdisk_kill(d);
+    d->stats.power_losses++;
+    int64_t total = 0;
+    // Torn: how much of the unsynced data made it varies per power loss (0/8 … 8/8 of sectors).
+    uint64_t survive = torn ? (next_rand(d) % 9) * 8 : 0;
+    for (int i = 0; i < MAX_FILES; i++) {
+        simfile *f = d->files[i];
+        if (!f) continue;
+        int64_t new_size = f->synced_size;
+        if (torn && f->size > f->synced_size && (next_rand(d) & 1)) new_size = f->size;
+        if (!ensure_cap(f, f->synced_size > f->size ? f->synced_size : f->size)) continue;
+        for (int64_t k = 0; k < f->n_dirty; k++) {
+            int64_t s = f->dirty_list[k];
+            uint8_t *p = f->data + s * SECTOR;
+            const uint8_t *old = f->undo + k * SECTOR;
+            int keep = 0, half = 0;
+            if (torn) {
+                // Kept with this power loss's survival odds; of the lost, one in eight is torn
+                // in the middle (the first half written, the rest old).
+                uint64_t r = next_rand(d) % 64;
+                keep = r < survive;
+                half = !keep && (r & 7) == 0;
+            }
+            if (keep) continue;
+            if (half) {
+                memcpy(p + SECTOR / 2, old + SECTOR / 2, SECTOR / 2);
+                d->stats.sectors_torn++;
+            } else {
+                memcpy(p, old, SECTOR);
+                d->stats.sectors_lost++;
+            }
+        }
+        total += f->n_dirty;
+        int64_t old_size = f->size;
+        f->size = new_size > old_size ? new_size : old_size;  // restored bytes are in the buffer
+        set_size(f, new_size);
+        for (int64_t k = 0; k < f->n_dirty; k++) f->dirty[f->dirty_list[k]] = 0;
+        f->n_dirty = 0;
+        f->synced_size = f->size;
+    }
+    return total;
+}
+
+int64_t imsim_simdisk_unsynced_sectors(const imsim_simdisk *d) {
+    int64_t n = 0;
+    for (int i = 0; i < MAX_FILES; i++) if (d->files[i]) n += d->files[i]->n_dirty;
+    return n;
+}
+
+int64_t imsim_simdisk_used_bytes(const imsim_simdisk *d) {
+    int64_t n = 0;
+    for (int i = 0; i < MAX_FILES; i++) if (d->files[i]) n += d->files[i]->size + d->files[i]->n_dirty * SECTOR;
+    return n;
+}

@@ -1,0 +1,214 @@
+import CSQLite
+import CSimVFS
+import IMWire
+import Testing
+@testable import IMStore
+
+// The simulated-storage VFS against SQLite's contract (issue 28): sync semantics, lock states,
+// short reads, recovery after torn writes, and the store on top of it.
+
+private func deviceStore(_ disk: SimDisk) throws -> IMStore {
+    try IMStore(copyOf: IMStore.inMemory(), on: disk)
+}
+
+private func uids(_ s: IMStore) throws -> [String] {
+    try s.snapshot(of: alice).compactMap(\.messageUId)
+}
+
+/// A raw connection on `disk` with the given journal pragmas (for contract tests below the store).
+private func rawConnection(_ disk: SimDisk, journal: String, synchronous: String) throws -> SQLiteConnection {
+    let c = try SQLiteConnection(location: .device(disk))
+    try c.execute("PRAGMA journal_mode = \(journal); PRAGMA synchronous = \(synchronous)")
+    return c
+}
+
+private func count(_ c: SQLiteConnection, _ sql: String = "SELECT COUNT(*) FROM t") throws -> Int {
+    let s = try c.prepare(sql)
+    _ = try s.step()
+    return s.int(0)
+}
+
+@Suite struct SimDiskTests {
+    @Test func appKillKeepsWrittenPowerLossKeepsOnlySynced() throws {
+        let disk = SimDisk(seed: 1)
+        var s = try deviceStore(disk)
+        _ = try store(s, incoming("a", at: 100))
+        // WAL + synchronous=NORMAL: a commit reaches the OS, not the platter.
+        #expect(disk.unsyncedSectors > 0)
+        s = try s.reopen()                       // app kill
+        #expect(try uids(s) == ["a"])
+        s.crash()
+        disk.losePower(torn: false)
+        s = try IMStore(location: .device(disk))
+        #expect(try uids(s) == [])               // never synced: gone
+        #expect(try s.integrityProblems() == [])
+        // A checkpoint syncs the WAL and the database: now it survives a power loss.
+        _ = try store(s, incoming("b", at: 200))
+        try s.connection.execute("PRAGMA wal_checkpoint(FULL)")
+        #expect(disk.unsyncedSectors == 0)
+        s.crash()
+        disk.losePower(torn: false)
+        s = try IMStore(location: .device(disk))
+        #expect(try uids(s) == ["b"])
+        #expect(try s.integrityProblems() == [])
+    }
+
+    @Test func syncLiesLoseWhatTheCheckpointThoughtDurable() throws {
+        let disk = SimDisk(seed: 2)
+        var s = try deviceStore(disk)
+        disk.faults.syncLies = true
+        _ = try store(s, incoming("a", at: 100))
+        try s.connection.execute("PRAGMA wal_checkpoint(FULL)")
+        #expect(disk.unsyncedSectors > 0)
+        s.crash()
+        disk.losePower(torn: false)
+        disk.faults.syncLies = false
+        s = try IMStore(location: .device(disk))
+        #expect(try uids(s) == [])
+        #expect(try s.integrityProblems() == [])
+    }
+
+    @Test func synchronousFullMakesEveryCommitDurableOffDoesNot() throws {
+        for (mode, survives) in [("FULL", true), ("OFF", false)] {
+            let disk = SimDisk(seed: 3)
+            var c = try rawConnection(disk, journal: "DELETE", synchronous: "FULL")
+            try c.execute("CREATE TABLE t(x)")                 // durable (FULL)
+            try c.execute("PRAGMA synchronous = \(mode)")
+            try c.execute("INSERT INTO t VALUES (1)")
+            disk.kill(); disk.freezeDeletes(true); c.close(); disk.freezeDeletes(false)
+            disk.losePower(torn: false)
+            c = try rawConnection(disk, journal: "DELETE", synchronous: "FULL")
+            #expect(try count(c) == (survives ? 1 : 0), "synchronous=\(mode)")
+            c.close()
+        }
+    }
+
+    @Test func lockStatesBetweenTwoConnections() throws {
+        let disk = SimDisk(seed: 4)
+        let a = try rawConnection(disk, journal: "DELETE", synchronous: "FULL")
+        try a.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        let b = try rawConnection(disk, journal: "DELETE", synchronous: "FULL")
+        // A reserves (RESERVED): B may still read (SHARED) but not reserve too.
+        try a.execute("BEGIN IMMEDIATE; INSERT INTO t VALUES (2)")
+        #expect(try count(b) == 1)
+        #expect(throws: StoreError.self) { try b.execute("BEGIN IMMEDIATE") }
+        do { try b.execute("BEGIN IMMEDIATE") } catch let e as StoreError { #expect(e.primaryCode == SQLITE_BUSY) }
+        // B holds SHARED in a read transaction: A's COMMIT cannot get EXCLUSIVE.
+        try b.execute("BEGIN; SELECT COUNT(*) FROM t")
+        let readB = try b.prepare("SELECT x FROM t")
+        #expect(try readB.step())
+        do { try a.execute("COMMIT"); Issue.record("COMMIT got EXCLUSIVE while a reader held SHARED") }
+        catch let e as StoreError { #expect(e.primaryCode == SQLITE_BUSY) }
+        readB.reset()
+        try b.execute("COMMIT")
+        try a.execute("COMMIT")
+        #expect(try count(b) == 2)
+        a.close(); b.close()
+    }
+
+    @Test func shortReadZeroFillsAndSaysSo() throws {
+        let disk = SimDisk(seed: 5)
+        _ = disk
+        let vfs = try #require(sqlite3_vfs_find(SimDisk.vfsName))
+        let file = UnsafeMutableRawPointer.allocate(byteCount: Int(vfs.pointee.szOsFile), alignment: 16)
+        defer { file.deallocate() }
+        let f = file.assumingMemoryBound(to: sqlite3_file.self)
+        var outFlags: Int32 = 0
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MAIN_DB
+        #expect(vfs.pointee.xOpen!(vfs, disk.path, f, flags, &outFlags) == SQLITE_OK)
+        let m = try #require(f.pointee.pMethods)
+        var data = [UInt8](repeating: 7, count: 100)
+        #expect(m.pointee.xWrite!(f, &data, 100, 0) == SQLITE_OK)
+        var buf = [UInt8](repeating: 0xEE, count: 300)
+        #expect(m.pointee.xRead!(f, &buf, 300, 0) == SQLITE_IOERR | (2 << 8))  // SQLITE_IOERR_SHORT_READ
+        #expect(Array(buf[0..<100]) == data)
+        #expect(buf[100...].allSatisfy { $0 == 0 })
+        #expect(m.pointee.xRead!(f, &buf, 300, 1000) == SQLITE_IOERR | (2 << 8))  // SQLITE_IOERR_SHORT_READ
+        #expect(buf.allSatisfy { $0 == 0 })
+        var size: sqlite3_int64 = 0
+        #expect(m.pointee.xFileSize!(f, &size) == SQLITE_OK && size == 100)
+        // xSync makes the written bytes the synced ones.
+        #expect(disk.unsyncedSectors == 1)
+        #expect(m.pointee.xSync!(f, SQLITE_SYNC_NORMAL) == SQLITE_OK)
+        #expect(disk.unsyncedSectors == 0)
+        #expect(m.pointee.xClose!(f) == SQLITE_OK)
+    }
+
+    /// One row per transaction, a checkpoint partway; then a torn power loss. Whatever the tear,
+    /// recovery gives a sound database holding a prefix of the commits, at least the synced ones.
+    @Test(arguments: [("WAL", "NORMAL"), ("DELETE", "FULL"), ("DELETE", "NORMAL")])
+    func tornPowerLossRecoversToACommittedPrefix(journal: String, synchronous: String) throws {
+        var outcomes: Set<Int> = []
+        for seed in UInt64(1)...40 {
+            let disk = SimDisk(seed: seed)
+            var c = try rawConnection(disk, journal: journal, synchronous: synchronous)
+            try c.execute("CREATE TABLE t(x INTEGER PRIMARY KEY, pad TEXT)")
+            var synced = 0
+            for i in 1...30 {
+                try c.execute("INSERT INTO t VALUES (\(i), printf('%.*c', 300 + \(i) * 7, 'x'))")
+                if i == 10 { try c.execute("PRAGMA wal_checkpoint(FULL)") }
+                if disk.unsyncedSectors == 0 { synced = i }
+            }
+            // Interrupt a transaction in flight, too.
+            try c.execute("BEGIN; DELETE FROM t WHERE x < 5; UPDATE t SET pad = 'y' WHERE x > 20")
+            disk.kill(); disk.freezeDeletes(true); c.close(); disk.freezeDeletes(false)
+            disk.losePower(torn: true)
+            c = try rawConnection(disk, journal: journal, synchronous: synchronous)
+            #expect(try count(c, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'") == 0)
+            let n = try count(c)
+            #expect(n >= synced, "seed \(seed): \(n) rows, \(synced) were synced")
+            #expect(try count(c, "SELECT COALESCE(MAX(x), 0) FROM t") == n, "seed \(seed): not a prefix")
+            #expect(try count(c, "SELECT COUNT(*) FROM t WHERE pad = 'y'") == 0)
+            outcomes.insert(n)
+            c.close()
+        }
+        // The tear really varies what survives (else this test proves nothing).
+        if journal == "WAL" { #expect(outcomes.count > 1) }
+    }
+
+    @Test func writeErrorAndDiskFullFailTheOperationAndLeaveNothingHalfDone() throws {
+        let disk = SimDisk(seed: 6)
+        let s = try deviceStore(disk)
+        _ = try store(s, incoming("a", at: 100))
+        disk.faults.writeError = true
+        do { _ = try store(s, incoming("b", at: 200)); Issue.record("insert succeeded under a write error") }
+        catch let e as StoreError { #expect(e.primaryCode == SQLITE_IOERR) }
+        disk.faults.writeError = false
+        #expect(try uids(s) == ["a"])
+        disk.faults.full = true
+        var sawFull = false
+        for i in 0..<200 {   // fills the WAL's free space first
+            do { _ = try store(s, incoming("f\(i)", at: 300 + Int64(i))) }
+            catch let e as StoreError { #expect(e.primaryCode == SQLITE_FULL); sawFull = true; break }
+        }
+        #expect(sawFull)
+        disk.faults.full = false
+        _ = try store(s, incoming("c", at: 10_000))
+        #expect(try uids(s).last == "c")
+        #expect(try s.integrityProblems() == [])
+        #expect(try s.countUnreadCandidates(in: alice) == (try s.snapshot(of: alice).count))
+    }
+
+    @Test func readErrorFailsTheOpenCleanly() throws {
+        let disk = SimDisk(seed: 7)
+        let s = try deviceStore(disk)
+        _ = try store(s, incoming("a", at: 100))
+        s.crash()
+        disk.faults.readError = true
+        #expect(throws: StoreError.self) { _ = try IMStore(location: .device(disk)) }
+        disk.faults.readError = false
+        #expect(try uids(IMStore(location: .device(disk))) == ["a"])
+    }
+
+    @Test func probabilisticFaultsAreDeterministicPerSeed() throws {
+        func run(_ seed: UInt64) throws -> [Bool] {
+            let disk = SimDisk(seed: seed)
+            let s = try deviceStore(disk)
+            disk.faults.writeErrorPpm = 200_000
+            return (0..<40).map { i in (try? store(s, incoming("m\(i)", at: Int64(i) + 1))) != nil }
+        }
+        #expect(try run(11) == run(11))
+        #expect(try run(11) != run(12))
+        #expect(try run(11).contains(false))
+    }
+}
