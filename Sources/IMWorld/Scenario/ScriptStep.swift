@@ -18,7 +18,7 @@ public struct ScriptStep: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case at, device, action
         case to, type, text, content, count, interval, timeLimit, conversation, room, key, value, autoDelete, force
-        case state, by, target, factor, downFor, user, pushText, mention, pages
+        case state, by, target, factor, downFor, user, pushText, mention, pages, message
         case `for` = "for"
     }
 
@@ -43,6 +43,13 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             }
             return conv
         }
+        func nth(_ n: Int) throws -> Int {
+            guard (1...10_000).contains(n) else {
+                throw DecodingError.dataCorruptedError(forKey: .message, in: c, debugDescription:
+                    "message must be 1…10000 (1 = the newest message of the conversation on the device)")
+            }
+            return n
+        }
         func duration(_ key: CodingKeys) throws -> SimDuration { try c.decode(DurationValue.self, forKey: key).duration }
         switch kind {
         case .connect:
@@ -63,9 +70,19 @@ public struct ScriptStep: Codable, Sendable, Equatable {
                 interval: try c.decodeIfPresent(DurationValue.self, forKey: .interval)?.duration ?? .zero,
                 mentionAll: try c.decodeIfPresent(Bool.self, forKey: .mention) ?? false))
         case .resend: action = .resendLastFailed
-        case .recall: action = .recallLastSent
-        case .read: action = .read(try conversation(.conversation))
-        case .clearUnread: action = .clearUnread(try conversation(.conversation))
+        case .recall:
+            if let n = try c.decodeIfPresent(Int.self, forKey: .message) {
+                action = .recallMessage(try conversation(.conversation), nth: try nth(n))
+            } else {
+                action = .recallLastSent
+            }
+        case .read, .clearUnread:
+            let conv = try conversation(.conversation)
+            if let n = try c.decodeIfPresent(Int.self, forKey: .message) {
+                action = .readUpTo(conv, nth: try nth(n), receipt: kind == .read)
+            } else {
+                action = kind == .read ? .read(conv) : .clearUnread(conv)
+            }
         case .join, .joinExist:
             let room = try c.decode(String.self, forKey: .room)
             let count = try c.decodeIfPresent(Int32.self, forKey: .count) ?? 10
@@ -146,6 +163,8 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             if s.interval != .zero { try c.encode(DurationValue(s.interval), forKey: .interval) }
             if s.mentionAll { try c.encode(true, forKey: .mention) }
         case .read(let conv), .clearUnread(let conv): try c.encode(conv.description, forKey: .conversation)
+        case .readUpTo(let conv, let n, _), .recallMessage(let conv, let n):
+            try c.encode(conv.description, forKey: .conversation); try c.encode(n, forKey: .message)
         case .joinChatroom(let r, let n), .joinExistChatroom(let r, let n):
             try c.encode(r, forKey: .room); try c.encode(n, forKey: .count)
         case .quitChatroom(let r): try c.encode(r, forKey: .room)
@@ -225,6 +244,12 @@ public enum ScriptAction: Sendable, Equatable {
     case recallLastSent
     case read(ConversationKey)
     case clearUnread(ConversationKey)
+    /// Read (with `receipt`: `read`, else `clearUnread`) up to the sentTime of the `nth` newest
+    /// message of the conversation on the device (`"message": N`; 1 = the newest).
+    case readUpTo(ConversationKey, nth: Int, receipt: Bool)
+    /// Recall the `nth` newest of the device's own sent (not yet recalled) messages in the
+    /// conversation (`recall` with `"conversation"` and `"message": N`).
+    case recallMessage(ConversationKey, nth: Int)
     case joinChatroom(String, count: Int32)
     case joinExistChatroom(String, count: Int32)
     case quitChatroom(String)
@@ -257,7 +282,7 @@ public enum ScriptAction: Sendable, Equatable {
             switch self {
             case .connect: ["timeLimit"]
             case .send: ["to", "type", "text", "content", "count", "interval", "mention"]
-            case .read, .clearUnread: ["conversation"]
+            case .read, .clearUnread, .recall: ["conversation", "message"]
             case .join, .joinExist: ["room", "count"]
             case .quit, .destroyChatroom: ["room"]
             case .setKV: ["room", "key", "value", "autoDelete", "force"]
@@ -294,7 +319,8 @@ public enum ScriptAction: Sendable, Equatable {
         case .logout: .logout
         case .send: .send
         case .resendLastFailed: .resend
-        case .recallLastSent: .recall
+        case .recallLastSent, .recallMessage: .recall
+        case .readUpTo(_, _, let receipt): receipt ? .read : .clearUnread
         case .read: .read
         case .clearUnread: .clearUnread
         case .joinChatroom: .join
