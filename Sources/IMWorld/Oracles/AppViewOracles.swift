@@ -167,8 +167,8 @@ final class DeliveryOrderOracle: Oracle {
 /// the original (`onReceived` or its own successful send) is told of the recall (`onMessageRecalled`
 /// for that row, or, on the device that recalled it, a successful `recallResult`) by the end of a
 /// converged run. Judged only for devices expected online at the end (the RC:RcCmd is delivered
-/// offline, im-semantics §7); the device that called `recall` is excused when its request failed
-/// (the SDK told the app so). Chatrooms are not judged (leaving a room clears its messages).
+/// offline, im-semantics §7), in a converged run; the device that called `recall` is judged by its
+/// own `recallResult` only. Chatrooms are not judged (leaving a room clears its messages).
 final class RecallCopiesOracle: Oracle {
     static let oracleName = "recall"
     let name = RecallCopiesOracle.oracleName
@@ -178,6 +178,8 @@ final class RecallCopiesOracle: Oracle {
     /// Per device: messageId → messageUId of the rows shown (for the recall callbacks).
     private var uidOf: [[Int64: String]] = []
     private var toldRecalled: [Set<Int64>] = []
+    /// Per device: rows the app created in chatrooms (not judged).
+    private var roomRows: [Set<Int64>] = []
     /// Per device: messageIds the app asked to recall, → failed?
     private var recallAsked: [[Int64: Bool]] = []
     /// Recalled messageUIds in the order the server recalled them.
@@ -186,7 +188,7 @@ final class RecallCopiesOracle: Oracle {
     init(suite: OracleSuite) { self.suite = suite }
 
     private func ensure(_ d: Int) {
-        while uidOf.count <= d { uidOf.append([:]); toldRecalled.append([]); recallAsked.append([:]) }
+        while uidOf.count <= d { uidOf.append([:]); toldRecalled.append([]); recallAsked.append([:]); roomRows.append([]) }
     }
 
     private func show(_ d: Int, _ id: Int64, _ uid: String) {
@@ -205,7 +207,9 @@ final class RecallCopiesOracle: Oracle {
             switch e {
             case .callback(.received(let m, _, _, _)) where m.conversation.type != .chatroom:
                 if let uid = m.messageUId, m.messageId > 0 { show(d, m.messageId, uid) }
-            case .callback(.sendResult(let id, let uid?, _, nil)):
+            case .callback(.messageInserted(let row)) where row.conversation.type == .chatroom:
+                roomRows[d].insert(row.messageId)
+            case .callback(.sendResult(let id, let uid?, _, nil)) where !roomRows[d].contains(id):
                 show(d, id, uid)
             case .callback(.recalled(let id, _)):
                 toldRecalled[d].insert(id)
@@ -222,11 +226,15 @@ final class RecallCopiesOracle: Oracle {
     }
 
     func finalCheck(_ world: World) {
+        // The RC:RcCmd is not owed by no-loss: only a converged world has delivered it.
+        guard world.convergedAt != nil else { return }
         for uid in recalls {
             guard let devices = shown[uid] else { continue }
             for d in devices.keys.sorted() where world.expectedOnline(d) && world.hasConnected(device: d) {
                 for id in devices[d]!.sorted() where !toldRecalled[d].contains(id) {
-                    if recallAsked[d][id] == true { continue }
+                    // The recalling device replaces its row only on its own PUBACK (a failed or
+                    // unanswered request leaves it; its own RC:RcCmd coming back is skipped).
+                    if recallAsked[d][id] != nil { continue }
                     return suite.report(name, device: d, messageUId: uid,
                                         "\(uid) was recalled but \(world.deviceId(d)) still shows it as messageId \(id) (no recall notice)")
                 }

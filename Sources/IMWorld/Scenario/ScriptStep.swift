@@ -19,6 +19,7 @@ public struct ScriptStep: Codable, Sendable, Equatable {
         case at, device, action
         case to, type, text, content, count, interval, timeLimit, conversation, room, key, value, autoDelete, force
         case state, by, target, factor, downFor, user, pushText, mention, pages, message
+        case group, users, blocked, enabled
         case `for` = "for"
     }
 
@@ -144,6 +145,24 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             action = .server(.systemMessage(to: try c.decode(String.self, forKey: .user), text: try c.decode(String.self, forKey: .text)))
         case .broadcast:
             action = .server(.broadcast(text: try c.decode(String.self, forKey: .text)))
+        case .typing:
+            action = .typing(try conversation(.to))
+        case .addGroupMembers, .removeGroupMembers:
+            let group = try c.decode(String.self, forKey: .group)
+            let users = try c.decode([String].self, forKey: .users)
+            action = .server(kind == .addGroupMembers ? .addGroupMembers(group: group, users: users)
+                                                      : .removeGroupMembers(group: group, users: users))
+        case .blockUser:
+            action = .server(.blockUser(user: try c.decode(String.self, forKey: .user),
+                                        blocked: try c.decodeIfPresent(Bool.self, forKey: .blocked) ?? true))
+        case .createChatroom:
+            action = .server(.createChatroom(room: try c.decode(String.self, forKey: .room)))
+        case .keepAliveChatroom:
+            action = .server(.keepAliveChatroom(room: try c.decode(String.self, forKey: .room),
+                                                enabled: try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? true))
+        case .setChatroomWhitelist:
+            action = .server(.setChatroomWhitelist(room: try c.decode(String.self, forKey: .room),
+                                                   users: try c.decode([String].self, forKey: .users)))
         }
     }
 
@@ -191,7 +210,14 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             case .destroyChatroom(let r): try c.encode(r, forKey: .room)
             case .systemMessage(let u, let t): try c.encode(u, forKey: .user); try c.encode(t, forKey: .text)
             case .broadcast(let t): try c.encode(t, forKey: .text)
+            case .addGroupMembers(let g, let u), .removeGroupMembers(let g, let u):
+                try c.encode(g, forKey: .group); try c.encode(u, forKey: .users)
+            case .blockUser(let u, let b): try c.encode(u, forKey: .user); if !b { try c.encode(b, forKey: .blocked) }
+            case .createChatroom(let r): try c.encode(r, forKey: .room)
+            case .keepAliveChatroom(let r, let e): try c.encode(r, forKey: .room); if !e { try c.encode(e, forKey: .enabled) }
+            case .setChatroomWhitelist(let r, let u): try c.encode(r, forKey: .room); try c.encode(u, forKey: .users)
             }
+        case .typing(let conv): try c.encode(conv.description, forKey: .to)
         case .disconnect, .logout, .resendLastFailed, .recallLastSent, .background, .foreground, .kill, .restart,
              .resetConnection, .halfOpenConnection:
             break
@@ -233,6 +259,15 @@ public enum ServerScriptCall: Sendable, Equatable {
     case destroyChatroom(room: String)
     case systemMessage(to: String, text: String)
     case broadcast(text: String)
+    case addGroupMembers(group: String, users: [String])
+    case removeGroupMembers(group: String, users: [String])
+    /// Block (or, `blocked: false`, unblock) a user: sessions closed, connects refused.
+    case blockUser(user: String, blocked: Bool)
+    case createChatroom(room: String)
+    /// Keep the room alive (not auto-destroyed), or stop keeping it.
+    case keepAliveChatroom(room: String, enabled: Bool)
+    /// The room's user whitelist (replaces it).
+    case setChatroomWhitelist(room: String, users: [String])
 }
 
 public enum ScriptAction: Sendable, Equatable {
@@ -272,11 +307,14 @@ public enum ScriptAction: Sendable, Equatable {
     case latencySpike(factor: Int64, for: SimDuration)
     case serverCrash(downFor: SimDuration)
     case server(ServerScriptCall)
+    /// A typing status (RC:TypSts, STATUS) to the conversation; the SDK skips repeats within 6 s.
+    case typing(ConversationKey)
 
     public enum Kind: String, CaseIterable, Sendable {
         case connect, disconnect, logout, send, resend, recall, read, clearUnread, join, joinExist, quit, setKV, removeKV,
              getKV, history, background, foreground, kill, restart, network, clockStep, partition, reset, halfOpen,
-             latencySpike, serverCrash, banChatroomUser, muteChatroomUser, destroyChatroom, systemMessage, broadcast
+             latencySpike, serverCrash, banChatroomUser, muteChatroomUser, destroyChatroom, systemMessage, broadcast,
+             typing, addGroupMembers, removeGroupMembers, blockUser, createChatroom, keepAliveChatroom, setChatroomWhitelist
 
         var parameters: [String] {
             switch self {
@@ -297,6 +335,12 @@ public enum ScriptAction: Sendable, Equatable {
             case .banChatroomUser, .muteChatroomUser: ["room", "user", "for"]
             case .systemMessage: ["user", "text"]
             case .broadcast: ["text"]
+            case .typing: ["to"]
+            case .addGroupMembers, .removeGroupMembers: ["group", "users"]
+            case .blockUser: ["user", "blocked"]
+            case .createChatroom: ["room"]
+            case .keepAliveChatroom: ["room", "enabled"]
+            case .setChatroomWhitelist: ["room", "users"]
             default: []
             }
         }
@@ -304,7 +348,8 @@ public enum ScriptAction: Sendable, Equatable {
         var needsDevice: Bool {
             switch self {
             case .partition, .latencySpike, .serverCrash, .banChatroomUser, .muteChatroomUser, .destroyChatroom,
-                 .systemMessage, .broadcast:
+                 .systemMessage, .broadcast, .addGroupMembers, .removeGroupMembers, .blockUser, .createChatroom,
+                 .keepAliveChatroom, .setChatroomWhitelist:
                 false
             default:
                 true
@@ -348,7 +393,14 @@ public enum ScriptAction: Sendable, Equatable {
             case .destroyChatroom: .destroyChatroom
             case .systemMessage: .systemMessage
             case .broadcast: .broadcast
+            case .addGroupMembers: .addGroupMembers
+            case .removeGroupMembers: .removeGroupMembers
+            case .blockUser: .blockUser
+            case .createChatroom: .createChatroom
+            case .keepAliveChatroom: .keepAliveChatroom
+            case .setChatroomWhitelist: .setChatroomWhitelist
             }
+        case .typing: .typing
         }
     }
 }

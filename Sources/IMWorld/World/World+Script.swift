@@ -140,6 +140,10 @@ extension World {
         case .server(let call):
             guard server.up else { return }
             serverInput(.api(serverCall(call)))
+        case .typing(let conv):
+            guard let d else { return }
+            appCall(d, .send(conversation: conv, objectName: "RC:TypSts", content: "{\"typingContentType\":\"RC:TxtMsg\"}",
+                             pushText: nil, mentioned: false))
         }
         runPendingAppCalls()
     }
@@ -153,6 +157,12 @@ extension World {
             .sendSystemMessage(toUserId: u, objectName: "RC:TxtMsg", content: Array("{\"content\":\"\(t.replacingJSONSpecials())\"}".utf8))
         case .broadcast(let t):
             .broadcast(objectName: "RC:TxtMsg", content: Array("{\"content\":\"\(t.replacingJSONSpecials())\"}".utf8))
+        case .addGroupMembers(let g, let u): .addGroupMembers(groupId: g, userIds: u)
+        case .removeGroupMembers(let g, let u): .removeGroupMembers(groupId: g, userIds: u)
+        case .blockUser(let u, let b): .blockUser(userId: u, blocked: b)
+        case .createChatroom(let r): .createChatroom(roomId: r)
+        case .keepAliveChatroom(let r, let e): .keepAliveChatroom(roomId: r, enabled: e)
+        case .setChatroomWhitelist(let r, let u): .setChatroomUserWhitelist(roomId: r, userIds: u)
         }
     }
 
