@@ -124,6 +124,12 @@ extension ClientCore {
             out.note(.ignored(input: "\(name) to \(c)", reason: "not confirmed: \(reason)"))
         case .pull:
             syncChange("pull failed: \(reason)") { $0.pullEnded(synced: false) }
+            // Timed out on a connection that is still up: what the pull was for (an s_msg dropped
+            // while it ran, a notify) is still owed and no other trigger may come — pull again.
+            // (A lost connection pulls after the next CONNACK; a refusal is not retried in a loop.)
+            if session != nil, code == IMErrorCode.requestTimeout.rawValue {
+                startPull(reason: "retry after timeout")
+            }
         case .join(let roomId, let kind):
             joinFailed(roomId, kind: kind, code: code, reason: reason)
         case .quit:

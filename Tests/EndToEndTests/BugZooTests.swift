@@ -14,7 +14,9 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(bug: .B1, oracle: "no-duplicate", device: "alice-phone"),
+        // B1's s_msg accepted during the backlog pull is shown before the older messages of the
+        // next pages: delivery-order (issue 21) reports it one event before the duplicate store.
+        Case(bug: .B1, oracle: "delivery-order", device: "alice-phone"),
         Case(bug: .B2, oracle: "no-duplicate", device: "alice-phone"),
         Case(bug: .B3, oracle: "no-loss", device: "alice-phone"),
         Case(bug: .B4, oracle: "order", device: "alice-phone"),
@@ -112,7 +114,8 @@ import Testing
         #expect(buggy.recordedBugs == [c.bug.rawValue])
         #expect(buggy.matched, "\(c.bug): the replay with the recorded switches diverged: \(String(describing: buggy.divergence))")
         let v = try #require(buggy.violations.first, "\(c.bug): the replay reproduced no violation")
-        #expect(v.oracle == c.oracle, "\(c.bug): \(v.oracle): \(v.detail)")
+        // Replay's checks (ReplayChecks) have no delivery-order yet: B1 replays as its duplicate.
+        #expect(v.oracle == (c.oracle == "delivery-order" ? "no-duplicate" : c.oracle), "\(c.bug): \(v.oracle): \(v.detail)")
         let fixed = try Replayer(reader: try CaptureReader(bytes: bytes), options: ReplayOptions(bugs: ClientBugs([]))).run()
         #expect(fixed.violations.isEmpty, "\(c.bug) fixed: \(fixed.violations.map { "\($0.oracle): \($0.detail)" })")
     }

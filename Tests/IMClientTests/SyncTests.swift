@@ -76,6 +76,38 @@ struct SyncTests {
         #expect(h.effects.received.count == 1)
     }
 
+    @Test("a pullMsg that times out on a live connection is pulled again (everyday seed 362: the s_msg dropped during it was lost)")
+    func pullTimeoutRetried() throws {
+        var h = Harness()
+        h.connect()
+        let first = try #require(h.lastQuery(.pullMsg))
+        h.server(sMsg(down(uid: "X", at: 500), id: 7))
+        #expect(h.effects.skips == ["s_msg during pull"])
+        h.now += 30_000
+        h.fire(.requestTimeout(messageId: first.messageId))
+        let retry = try #require(h.lastQuery(.pullMsg))
+        #expect(retry.messageId != first.messageId)
+        #expect(try retry.decodeBody(RMTPSyncRequestMsg.self).syncTime == 0)
+        #expect(h.core.isPulling)
+        // The late answer of the first pull is ignored; the retry's answer brings X once.
+        h.server(.queryAck(try Frame.QueryAck(messageId: first.messageId, date: 1000, message: page([], syncTime: 0))))
+        #expect(h.effects.received.isEmpty && h.core.isPulling)
+        h.answerPull(page([down(uid: "X", at: 500)], syncTime: 500))
+        #expect(try h.store.countRows(withUId: "X") == 1)
+        #expect(h.effects.received.map(\.message.messageUId) == ["X"])
+        #expect(h.core.isInSync)
+    }
+
+    @Test("a pull cut by a lost connection is not retried on the dead link, but after the next CONNACK")
+    func pullLostNotRetriedOffline() throws {
+        var h = Harness()
+        h.connect()
+        h.feed(.transport(.closed(.reset)))
+        #expect(h.queries(.pullMsg).isEmpty)
+        h.reconnect(timestamp: 2_000_000)
+        #expect(h.queries(.pullMsg).count == 1)
+    }
+
     @Test("B1: s_msg accepted during a pull → the pull stores it again: duplicate row and duplicate notification")
     func b1Duplicate() throws {
         var config = ClientConfig()

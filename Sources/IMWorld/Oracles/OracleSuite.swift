@@ -21,6 +21,8 @@ public struct OracleOptions: Sendable {
 
     public static let allNames = ["no-duplicate", "order", "no-loss", "unread", "reconnect", "chatroom", "liveness"]
         + [ReconnectKickPolicyOracle.oracleName]
+        + [UnreadModelOracle.oracleName, DeliveryOrderOracle.oracleName, RecallCopiesOracle.oracleName,
+           ResendIdentityOracle.oracleName]
 
     public init(enabled: Set<String> = Set(OracleOptions.allNames), stopAtFirstViolation: Bool = true,
                 scenarioArgument: String) {
@@ -59,6 +61,8 @@ public final class OracleSuite: WorldObserver {
             UnreadOracle(suite: self), ReconnectOracle(suite: self), ChatroomOracle(suite: self),
             LivenessOracle(suite: self),
         ] + [ReconnectKickPolicyOracle(suite: self)]
+            + [UnreadModelOracle(suite: self), DeliveryOrderOracle(suite: self), RecallCopiesOracle(suite: self),
+               ResendIdentityOracle(suite: self)]
         oracles = all.filter { options.enabled.contains($0.name) }
         world.addObserver(self)
         for o in oracles { world.addObserver(o) }

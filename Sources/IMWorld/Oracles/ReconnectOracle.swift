@@ -23,6 +23,12 @@ final class ReconnectOracle: Oracle {
     private var lastSessionEnd: [String: SimTime] = [:]
     private var sessionStart: [String: SimTime] = [:]
 
+    /// Per device: when the running `connect(timeLimit:)` gives up (sim time), until a CONNACK
+    /// accepted is read from the link.
+    private var giveUpAt: [Int: SimTime] = [:]
+    /// CONNACK statuses the SDK never retries after (im-semantics §5: 31004, 31008, 31009, 31020).
+    static let fatalConnack: Set<UInt8> = [4, 8, 9, 10]
+
     /// Attempt and heartbeat timing measured on the link (its own file; reports as `reconnect`).
     private let timing: ReconnectTimingOracle
 
@@ -42,6 +48,28 @@ final class ReconnectOracle: Oracle {
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
         timing.world(world, device: d, input: input, localMs: localMs)
         ensure(d)
+        // What the device read decides too, not only what its core said about it: a fatal
+        // CONNACK status or a kick / ban DISCONNECT ends retrying (§5).
+        for f in suite.inboundFrames {
+            switch f {
+            case .connack(let c) where c.statusCode == 0:
+                giveUpAt[d] = nil
+            case .connack(let c) where Self.fatalConnack.contains(c.statusCode):
+                stopped[d] = "CONNACK status \(c.statusCode) (fatal, read at \(world.now))"
+                waiting[d] = nil
+            case .disconnect(let x) where x.statusCode == 1 || x.statusCode == 2:
+                stopped[d] = "DISCONNECT status \(x.statusCode) (\(x.statusCode == 1 ? "kicked" : "blocked"), read at \(world.now))"
+                waiting[d] = nil
+            default:
+                break
+            }
+        }
+        switch input {
+        case .api(.connect(_, let limit)):
+            giveUpAt[d] = limit > 0 ? world.now + .seconds(Int64(limit)) : nil
+        default:
+            break
+        }
         switch input {
         case .lifecycle(.foreground), .networkChanged(available: true):
             // An attempt already due at once (index 0) is the start of the schedule: nothing to restart.
@@ -97,6 +125,10 @@ final class ReconnectOracle: Oracle {
                 // actually opened (a note's own attempt index proves nothing).
             case .openConnection:
                 waiting[d] = nil
+                if let limit = giveUpAt[d], world.now > limit {
+                    giveUpAt[d] = nil
+                    suite.report(name, device: d, "opened a connection after the connect time limit ran out at \(limit) with no connection (34006)")
+                }
                 if let why = stopped[d] {
                     suite.report(name, device: d, "opened a connection by itself after \(why)")
                     stopped[d] = nil

@@ -18,7 +18,8 @@ public struct ScriptStep: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case at, device, action
         case to, type, text, content, count, interval, timeLimit, conversation, room, key, value, autoDelete, force
-        case state, by, target, factor, downFor, user, pushText, mention, pages
+        case state, by, target, factor, downFor, user, pushText, mention, pages, message
+        case group, users, blocked, enabled
         case `for` = "for"
     }
 
@@ -43,6 +44,13 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             }
             return conv
         }
+        func nth(_ n: Int) throws -> Int {
+            guard (1...10_000).contains(n) else {
+                throw DecodingError.dataCorruptedError(forKey: .message, in: c, debugDescription:
+                    "message must be 1…10000 (1 = the newest message of the conversation on the device)")
+            }
+            return n
+        }
         func duration(_ key: CodingKeys) throws -> SimDuration { try c.decode(DurationValue.self, forKey: key).duration }
         switch kind {
         case .connect:
@@ -63,9 +71,19 @@ public struct ScriptStep: Codable, Sendable, Equatable {
                 interval: try c.decodeIfPresent(DurationValue.self, forKey: .interval)?.duration ?? .zero,
                 mentionAll: try c.decodeIfPresent(Bool.self, forKey: .mention) ?? false))
         case .resend: action = .resendLastFailed
-        case .recall: action = .recallLastSent
-        case .read: action = .read(try conversation(.conversation))
-        case .clearUnread: action = .clearUnread(try conversation(.conversation))
+        case .recall:
+            if let n = try c.decodeIfPresent(Int.self, forKey: .message) {
+                action = .recallMessage(try conversation(.conversation), nth: try nth(n))
+            } else {
+                action = .recallLastSent
+            }
+        case .read, .clearUnread:
+            let conv = try conversation(.conversation)
+            if let n = try c.decodeIfPresent(Int.self, forKey: .message) {
+                action = .readUpTo(conv, nth: try nth(n), receipt: kind == .read)
+            } else {
+                action = kind == .read ? .read(conv) : .clearUnread(conv)
+            }
         case .join, .joinExist:
             let room = try c.decode(String.self, forKey: .room)
             let count = try c.decodeIfPresent(Int32.self, forKey: .count) ?? 10
@@ -127,6 +145,24 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             action = .server(.systemMessage(to: try c.decode(String.self, forKey: .user), text: try c.decode(String.self, forKey: .text)))
         case .broadcast:
             action = .server(.broadcast(text: try c.decode(String.self, forKey: .text)))
+        case .typing:
+            action = .typing(try conversation(.to))
+        case .addGroupMembers, .removeGroupMembers:
+            let group = try c.decode(String.self, forKey: .group)
+            let users = try c.decode([String].self, forKey: .users)
+            action = .server(kind == .addGroupMembers ? .addGroupMembers(group: group, users: users)
+                                                      : .removeGroupMembers(group: group, users: users))
+        case .blockUser:
+            action = .server(.blockUser(user: try c.decode(String.self, forKey: .user),
+                                        blocked: try c.decodeIfPresent(Bool.self, forKey: .blocked) ?? true))
+        case .createChatroom:
+            action = .server(.createChatroom(room: try c.decode(String.self, forKey: .room)))
+        case .keepAliveChatroom:
+            action = .server(.keepAliveChatroom(room: try c.decode(String.self, forKey: .room),
+                                                enabled: try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? true))
+        case .setChatroomWhitelist:
+            action = .server(.setChatroomWhitelist(room: try c.decode(String.self, forKey: .room),
+                                                   users: try c.decode([String].self, forKey: .users)))
         }
     }
 
@@ -146,6 +182,8 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             if s.interval != .zero { try c.encode(DurationValue(s.interval), forKey: .interval) }
             if s.mentionAll { try c.encode(true, forKey: .mention) }
         case .read(let conv), .clearUnread(let conv): try c.encode(conv.description, forKey: .conversation)
+        case .readUpTo(let conv, let n, _), .recallMessage(let conv, let n):
+            try c.encode(conv.description, forKey: .conversation); try c.encode(n, forKey: .message)
         case .joinChatroom(let r, let n), .joinExistChatroom(let r, let n):
             try c.encode(r, forKey: .room); try c.encode(n, forKey: .count)
         case .quitChatroom(let r): try c.encode(r, forKey: .room)
@@ -172,7 +210,14 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             case .destroyChatroom(let r): try c.encode(r, forKey: .room)
             case .systemMessage(let u, let t): try c.encode(u, forKey: .user); try c.encode(t, forKey: .text)
             case .broadcast(let t): try c.encode(t, forKey: .text)
+            case .addGroupMembers(let g, let u), .removeGroupMembers(let g, let u):
+                try c.encode(g, forKey: .group); try c.encode(u, forKey: .users)
+            case .blockUser(let u, let b): try c.encode(u, forKey: .user); if !b { try c.encode(b, forKey: .blocked) }
+            case .createChatroom(let r): try c.encode(r, forKey: .room)
+            case .keepAliveChatroom(let r, let e): try c.encode(r, forKey: .room); if !e { try c.encode(e, forKey: .enabled) }
+            case .setChatroomWhitelist(let r, let u): try c.encode(r, forKey: .room); try c.encode(u, forKey: .users)
             }
+        case .typing(let conv): try c.encode(conv.description, forKey: .to)
         case .disconnect, .logout, .resendLastFailed, .recallLastSent, .background, .foreground, .kill, .restart,
              .resetConnection, .halfOpenConnection:
             break
@@ -214,6 +259,15 @@ public enum ServerScriptCall: Sendable, Equatable {
     case destroyChatroom(room: String)
     case systemMessage(to: String, text: String)
     case broadcast(text: String)
+    case addGroupMembers(group: String, users: [String])
+    case removeGroupMembers(group: String, users: [String])
+    /// Block (or, `blocked: false`, unblock) a user: sessions closed, connects refused.
+    case blockUser(user: String, blocked: Bool)
+    case createChatroom(room: String)
+    /// Keep the room alive (not auto-destroyed), or stop keeping it.
+    case keepAliveChatroom(room: String, enabled: Bool)
+    /// The room's user whitelist (replaces it).
+    case setChatroomWhitelist(room: String, users: [String])
 }
 
 public enum ScriptAction: Sendable, Equatable {
@@ -225,6 +279,12 @@ public enum ScriptAction: Sendable, Equatable {
     case recallLastSent
     case read(ConversationKey)
     case clearUnread(ConversationKey)
+    /// Read (with `receipt`: `read`, else `clearUnread`) up to the sentTime of the `nth` newest
+    /// message of the conversation on the device (`"message": N`; 1 = the newest).
+    case readUpTo(ConversationKey, nth: Int, receipt: Bool)
+    /// Recall the `nth` newest of the device's own sent (not yet recalled) messages in the
+    /// conversation (`recall` with `"conversation"` and `"message": N`).
+    case recallMessage(ConversationKey, nth: Int)
     case joinChatroom(String, count: Int32)
     case joinExistChatroom(String, count: Int32)
     case quitChatroom(String)
@@ -247,17 +307,20 @@ public enum ScriptAction: Sendable, Equatable {
     case latencySpike(factor: Int64, for: SimDuration)
     case serverCrash(downFor: SimDuration)
     case server(ServerScriptCall)
+    /// A typing status (RC:TypSts, STATUS) to the conversation; the SDK skips repeats within 6 s.
+    case typing(ConversationKey)
 
     public enum Kind: String, CaseIterable, Sendable {
         case connect, disconnect, logout, send, resend, recall, read, clearUnread, join, joinExist, quit, setKV, removeKV,
              getKV, history, background, foreground, kill, restart, network, clockStep, partition, reset, halfOpen,
-             latencySpike, serverCrash, banChatroomUser, muteChatroomUser, destroyChatroom, systemMessage, broadcast
+             latencySpike, serverCrash, banChatroomUser, muteChatroomUser, destroyChatroom, systemMessage, broadcast,
+             typing, addGroupMembers, removeGroupMembers, blockUser, createChatroom, keepAliveChatroom, setChatroomWhitelist
 
         var parameters: [String] {
             switch self {
             case .connect: ["timeLimit"]
             case .send: ["to", "type", "text", "content", "count", "interval", "mention"]
-            case .read, .clearUnread: ["conversation"]
+            case .read, .clearUnread, .recall: ["conversation", "message"]
             case .join, .joinExist: ["room", "count"]
             case .quit, .destroyChatroom: ["room"]
             case .setKV: ["room", "key", "value", "autoDelete", "force"]
@@ -272,6 +335,12 @@ public enum ScriptAction: Sendable, Equatable {
             case .banChatroomUser, .muteChatroomUser: ["room", "user", "for"]
             case .systemMessage: ["user", "text"]
             case .broadcast: ["text"]
+            case .typing: ["to"]
+            case .addGroupMembers, .removeGroupMembers: ["group", "users"]
+            case .blockUser: ["user", "blocked"]
+            case .createChatroom: ["room"]
+            case .keepAliveChatroom: ["room", "enabled"]
+            case .setChatroomWhitelist: ["room", "users"]
             default: []
             }
         }
@@ -279,7 +348,8 @@ public enum ScriptAction: Sendable, Equatable {
         var needsDevice: Bool {
             switch self {
             case .partition, .latencySpike, .serverCrash, .banChatroomUser, .muteChatroomUser, .destroyChatroom,
-                 .systemMessage, .broadcast:
+                 .systemMessage, .broadcast, .addGroupMembers, .removeGroupMembers, .blockUser, .createChatroom,
+                 .keepAliveChatroom, .setChatroomWhitelist:
                 false
             default:
                 true
@@ -294,7 +364,8 @@ public enum ScriptAction: Sendable, Equatable {
         case .logout: .logout
         case .send: .send
         case .resendLastFailed: .resend
-        case .recallLastSent: .recall
+        case .recallLastSent, .recallMessage: .recall
+        case .readUpTo(_, _, let receipt): receipt ? .read : .clearUnread
         case .read: .read
         case .clearUnread: .clearUnread
         case .joinChatroom: .join
@@ -322,7 +393,14 @@ public enum ScriptAction: Sendable, Equatable {
             case .destroyChatroom: .destroyChatroom
             case .systemMessage: .systemMessage
             case .broadcast: .broadcast
+            case .addGroupMembers: .addGroupMembers
+            case .removeGroupMembers: .removeGroupMembers
+            case .blockUser: .blockUser
+            case .createChatroom: .createChatroom
+            case .keepAliveChatroom: .keepAliveChatroom
+            case .setChatroomWhitelist: .setChatroomWhitelist
             }
+        case .typing: .typing
         }
     }
 }

@@ -48,6 +48,19 @@ extension World {
             let last = (try? devices[d].store.conversation(conv))??.latestTime ?? 0
             if conv.type == .privateChat { appCall(d, .sendReadReceipt(conversation: conv, lastMessageSentTime: last)) }
             appCall(d, .clearUnread(conversation: conv, upToSentTime: last))
+        case .readUpTo(let conv, let nth, let receipt):
+            guard let d else { return }
+            let rows = newestRows(d, conv, atLeast: nth) { _ in true }
+            guard rows.count >= nth else { return }
+            let upTo = rows[nth - 1].sentTime
+            if receipt, conv.type == .privateChat { appCall(d, .sendReadReceipt(conversation: conv, lastMessageSentTime: upTo)) }
+            appCall(d, .clearUnread(conversation: conv, upToSentTime: upTo))
+        case .recallMessage(let conv, let nth):
+            guard let d else { return }
+            // The app's own sent messages, newest first, as its history shows them.
+            let own = newestRows(d, conv, atLeast: nth) { $0.direction == .send && $0.messageUId != nil && !$0.isRecalled }
+            guard own.count >= nth else { return }
+            appCall(d, .recall(messageId: own[nth - 1].messageId))
         case .clearUnread(let conv):
             guard let d else { return }
             let last = (try? devices[d].store.conversation(conv))??.latestTime ?? 0
@@ -127,6 +140,10 @@ extension World {
         case .server(let call):
             guard server.up else { return }
             serverInput(.api(serverCall(call)))
+        case .typing(let conv):
+            guard let d else { return }
+            appCall(d, .send(conversation: conv, objectName: "RC:TypSts", content: "{\"typingContentType\":\"RC:TxtMsg\"}",
+                             pushText: nil, mentioned: false))
         }
         runPendingAppCalls()
     }
@@ -140,7 +157,26 @@ extension World {
             .sendSystemMessage(toUserId: u, objectName: "RC:TxtMsg", content: Array("{\"content\":\"\(t.replacingJSONSpecials())\"}".utf8))
         case .broadcast(let t):
             .broadcast(objectName: "RC:TxtMsg", content: Array("{\"content\":\"\(t.replacingJSONSpecials())\"}".utf8))
+        case .addGroupMembers(let g, let u): .addGroupMembers(groupId: g, userIds: u)
+        case .removeGroupMembers(let g, let u): .removeGroupMembers(groupId: g, userIds: u)
+        case .blockUser(let u, let b): .blockUser(userId: u, blocked: b)
+        case .createChatroom(let r): .createChatroom(roomId: r)
+        case .keepAliveChatroom(let r, let e): .keepAliveChatroom(roomId: r, enabled: e)
+        case .setChatroomWhitelist(let r, let u): .setChatroomUserWhitelist(roomId: r, userIds: u)
         }
+    }
+
+    /// The conversation's newest rows on device `d` matching `keep`, newest first, paged the way
+    /// an app scrolls back, until `n` are found or the history ends.
+    func newestRows(_ d: Int, _ conv: ConversationKey, atLeast n: Int, _ keep: (StoredMessage) -> Bool) -> [StoredMessage] {
+        var out: [StoredMessage] = []
+        var before: Int64 = -1
+        while out.count < n {
+            guard let page = try? devices[d].store.history(in: conv, before: before, count: 20), let last = page.last else { break }
+            out += page.filter(keep)
+            before = last.messageId
+        }
+        return out
     }
 }
 
@@ -164,4 +200,5 @@ extension String {
         }
         return out
     }
+
 }

@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func b1SecondStoreOfTheSameMessageIsReported() throws {
-        let (run, tap) = try runOracles(b1(true))
+        let (run, tap) = try runOracles(b1(true), enabled: withoutDeliveryOrder)
         let v = try onlyViolation(run)
         let alice = try run.device("alice-phone")
         let live = try #require(tap.accepted.last)   // "during the pull"

@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func textNamesEverything() throws {
-        let (run, _) = try runOracles(b1())
+        let (run, _) = try runOracles(b1(), enabled: withoutDeliveryOrder)
         let v = try onlyViolation(run)
         let lines = v.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines[0] == "✘ no-duplicate at event \(v.eventIndex) (t=\(v.time)) device alice-phone conversation private:bob message \(v.messageUId!)")
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func stopAtFirstViolationEndsTheRunAtThatEvent() throws {
-        let (run, tap) = try runOracles(b1())
+        let (run, tap) = try runOracles(b1(), enabled: withoutDeliveryOrder)
         let v = try onlyViolation(run)
         #expect(tap.index == v.eventIndex)          // nothing dispatched after the violating event
         #expect(run.world.now.nanoseconds == v.timeNanoseconds)
@@ -43,7 +43,7 @@ import Testing
     /// One event can break two checks: the B1 duplicate is stored twice and notified twice, both
     /// reported at the same event before the run stops.
     @Test func oneEventCanBreakTwoChecks() throws {
-        let (run, _) = try runOracles(b1())
+        let (run, _) = try runOracles(b1(), enabled: withoutDeliveryOrder)
         let v = try onlyViolation(run)
         #expect(run.violations.count == 2)
         #expect(run.violations.map(\.oracle) == ["no-duplicate", "no-duplicate"])
@@ -83,7 +83,7 @@ import Testing
 
     /// `--until` from the repro line, parsed back, re-runs to the same violation.
     @Test func reproLineReproduces() throws {
-        let (run, _) = try runOracles(b1())
+        let (run, _) = try runOracles(b1(), enabled: withoutDeliveryOrder)
         let v = try onlyViolation(run)
         let parts = v.repro.split(separator: " ").map(String.init)
         #expect(parts.count == 7 && parts[0] == "imsim" && parts[1] == "run" && parts[3] == "--seed" && parts[5] == "--until")
@@ -91,7 +91,7 @@ import Testing
         let until = SimTime.zero + (try SimDuration(parsing: parts[6]))
         #expect(until.nanoseconds >= v.timeNanoseconds && until.nanoseconds - v.timeNanoseconds < 1_000_000)
         // Without stopping, only up to `until`: the violation is there, and it is the last one.
-        let (again, _) = try runOracles(b1(), stop: false, until: until)
+        let (again, _) = try runOracles(b1(), stop: false, enabled: withoutDeliveryOrder, until: until)
         #expect(again.violations.first == v)
         #expect(again.world.now <= until)
     }
@@ -114,7 +114,7 @@ import Testing
 
     /// Violations are Codable (run reports, sweeps): a round trip keeps every field.
     @Test func violationRoundTripsThroughJSON() throws {
-        let (run, _) = try runOracles(b1())
+        let (run, _) = try runOracles(b1(), enabled: withoutDeliveryOrder)
         let v = try onlyViolation(run)
         let back = try JSONDecoder().decode(Violation.self, from: JSONEncoder().encode(v))
         #expect(back == v)
