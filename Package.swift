@@ -1,8 +1,10 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Layout and dependency direction: see Docs/architecture.md (DESIGN.md).
-// SimKernel ← IMWire ← IMStore ← IMClient/IMServer ← IMWorld ← IMTrace/IMReplay ← IMRuntime ← imsim
+// Layout and dependency direction: the graph is in Docs/architecture.md. In short: SimKernel and
+// IMWire (neither imports the other) ← IMStore ← IMClient; IMServer needs no store; the cores ←
+// IMWorld ← IMTrace, IMReplay; IMCapture (no simulator) ← IMReplay, IMRuntime, IMImport;
+// everything ← IMSim, Benchmarks ← imsim.
 let heap = Target.Dependency.product(name: "HeapModule", package: "swift-collections")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let protobuf = Target.Dependency.product(name: "SwiftProtobuf", package: "swift-protobuf")
@@ -34,39 +36,48 @@ let package = Package(
         .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CPcap", path: "Sources/CPcap", providers: [.apt(["libpcap-dev"])]),
 
-        .target(name: "SimKernel", dependencies: [heap]),
-        .target(name: "IMWire", dependencies: ["SimKernel", protobuf], exclude: ["Proto/rmtp.proto"]),
+        .target(name: "SimKernel"),
+        .target(name: "IMWire", dependencies: [protobuf], exclude: ["Proto/rmtp.proto"]),
         // Simulated storage for SQLite (issue 28): a VFS with written vs synced state per device.
         .target(name: "CSimVFS", dependencies: ["CSQLite"]),
-        .target(name: "IMStore", dependencies: ["IMWire", "CSQLite", "CSimVFS"]),
-        .target(name: "IMClient", dependencies: ["IMWire", "IMStore"]),
-        .target(name: "IMServer", dependencies: ["IMWire"]),
+        .target(name: "IMStore", dependencies: ["SimKernel", "IMWire", "CSQLite", "CSimVFS"]),
+        .target(name: "IMClient", dependencies: ["SimKernel", "IMWire", "IMStore"]),
+        .target(name: "IMServer", dependencies: ["SimKernel", "IMWire"]),
         .target(name: "IMWorld", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer"]),
         .target(name: "CCRC32C"),
         .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "CZstd", "CCRC32C"]),
-        .target(name: "IMReplay", dependencies: ["IMWorld", "IMTrace", "CZstd"]),
+        // Capture format, reader, writer and the recording sink: no simulator, so the runtime can record.
+        .target(name: "IMCapture", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "CZstd"]),
+        .target(name: "IMReplay", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMWorld", "IMCapture"]),
         // The real runtime: the same cores over TCP (SwiftNIO), real clocks; outside the determinism rules.
-        .target(name: "IMRuntime", dependencies: ["IMClient", "IMServer", "IMStore", "IMWire", "IMReplay", nioCore, nioPosix, crypto]),
+        .target(name: "IMRuntime", dependencies: ["SimKernel", "IMClient", "IMServer", "IMStore", "IMWire", "IMCapture", "IMTrace", nioCore, nioPosix, crypto]),
         // Production traffic (pcap/pcapng via libpcap, browser HAR) → captures; only the CLI links it.
-        .target(name: "IMImport", dependencies: ["IMWire", "IMClient", "IMStore", "IMReplay", "CPcap", protobuf]),
-        .target(name: "IMSim", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMReplay", "IMRuntime"]),
+        .target(name: "IMImport", dependencies: ["SimKernel", "IMWire", "IMClient", "IMStore", "IMCapture", "CPcap", protobuf]),
+        .target(name: "IMSim", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMCapture", "IMReplay", "IMRuntime"]),
 
+        // `imsim bench` workloads and `imsim fuzz` targets: out of the library targets, so the cores
+        // carry no benchmark or fuzz code (and the kernel no swift-collections, wanted only by the heap
+        // comparison).
+        .target(name: "Benchmarks",
+                dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMCapture",
+                               "IMReplay", "IMRuntime", "IMImport", heap, protobuf],
+                path: "Tools/Benchmarks"),
         .executableTarget(
             name: "IMSimCLI",
-            dependencies: ["IMSim", "IMImport", argumentParser, nioCore, nioPosix],
+            dependencies: ["IMSim", "IMImport", "Benchmarks", argumentParser, nioCore, nioPosix],
             path: "Tools/imsim"
         ),
 
-        .testTarget(name: "SimKernelTests", dependencies: ["SimKernel", propertyBased]),
-        .testTarget(name: "IMWireTests", dependencies: ["IMWire", propertyBased]),
-        .testTarget(name: "IMStoreTests", dependencies: ["IMStore", propertyBased]),
+        .testTarget(name: "SimKernelTests", dependencies: ["SimKernel", "Benchmarks", propertyBased]),
+        .testTarget(name: "IMWireTests", dependencies: ["IMWire", "SimKernel", "Benchmarks", propertyBased]),
+        .testTarget(name: "IMStoreTests", dependencies: ["IMStore", "Benchmarks", propertyBased]),
         .testTarget(name: "IMClientTests", dependencies: ["IMClient"]),
-        .testTarget(name: "IMServerTests", dependencies: ["IMServer"]),
+        .testTarget(name: "IMServerTests", dependencies: ["IMServer", "Benchmarks"]),
         .testTarget(name: "IMWorldTests", dependencies: ["IMWorld", propertyBased]),
         .testTarget(name: "IMTraceTests", dependencies: ["IMTrace"]),
-        .testTarget(name: "IMReplayTests", dependencies: ["IMReplay"]),
-        .testTarget(name: "IMRuntimeTests", dependencies: ["IMRuntime", "IMReplay", "IMWorld"]),
-        .testTarget(name: "IMImportTests", dependencies: ["IMImport", "IMReplay", "IMRuntime", "IMWire", "IMClient", "IMServer", "IMStore", "SimKernel", nioCore, nioPosix]),
+        .testTarget(name: "IMReplayTests", dependencies: ["IMReplay", "IMCapture"]),
+        .testTarget(name: "IMRuntimeTests", dependencies: ["IMRuntime", "IMCapture", "IMReplay", "IMWorld"]),
+        .testTarget(name: "IMImportTests", dependencies: ["IMImport", "Benchmarks", "IMCapture", "IMReplay", "IMRuntime", "IMWire", "IMClient", "IMServer", "IMStore", "SimKernel", nioCore, nioPosix]),
         .testTarget(name: "EndToEndTests", dependencies: ["IMSim", propertyBased]),
     ]
 )

@@ -1,4 +1,4 @@
-import IMReplay
+import IMCapture
 import IMWire
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import IMReplay
+import IMCapture
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

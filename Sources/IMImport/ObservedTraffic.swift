@@ -1,5 +1,5 @@
 import IMClient
-import IMReplay
+import IMCapture
 import IMWire
 
 /// What an importer saw of one client connection, in time order (ms of the capture's clock).

@@ -1,4 +1,4 @@
-import IMReplay
+import IMCapture
 import IMWire
 
 /// `imsim import pcap`: a packet capture → the traffic of one RMTP client.

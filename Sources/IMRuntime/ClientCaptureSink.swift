@@ -1,5 +1,5 @@
 import IMClient
-import IMReplay
+import IMCapture
 import IMStore
 import SimKernel
 

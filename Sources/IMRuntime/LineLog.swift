@@ -54,27 +54,3 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
         }
     }
 }
-
-enum JSONText {
-    /// A JSON string literal.
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for ch in s.unicodeScalars {
-            switch ch {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if ch.value < 0x20 {
-                    let h = String(ch.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(ch)
-                }
-            }
-        }
-        return out + "\""
-    }
-}

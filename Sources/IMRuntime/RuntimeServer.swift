@@ -267,7 +267,7 @@ final class ServerHost {
                 }
                 if events != nil || printer != nil {
                     let text = "\(event)"
-                    events?.write("{\"t\":\(now),\"event\":\(JSONText.quote(text))}")
+                    events?.write("{\"t\":\(now),\"event\":\(JSONText.string(text))}")
                     printer?("\(now) \(text)")
                 }
             }

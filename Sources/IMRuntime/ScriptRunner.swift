@@ -39,8 +39,8 @@ enum ScriptRunner {
         case .disconnect: call(.disconnect)
         case .logout: call(.logout)
         case .send(let to, let objectName, let text, let content, let count, _, let mention):
-            let body = content ?? (count > 1 ? "{\"content\":\(JSONText.quote("\(text ?? "") #\(k + 1)"))}"
-                                             : "{\"content\":\(JSONText.quote(text ?? ""))}")
+            let body = content ?? (count > 1 ? "{\"content\":\(JSONText.string("\(text ?? "") #\(k + 1)"))}"
+                                             : "{\"content\":\(JSONText.string(text ?? ""))}")
             call(.send(conversation: to, objectName: objectName, content: body, pushText: nil, mentioned: mention))
         case .resend:
             if let id = host.lastFailedMessageId { call(.resend(messageId: id)) }

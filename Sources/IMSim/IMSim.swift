@@ -6,5 +6,6 @@
 @_exported import IMServer
 @_exported import IMWorld
 @_exported import IMTrace
+@_exported import IMCapture
 @_exported import IMReplay
 @_exported import IMRuntime

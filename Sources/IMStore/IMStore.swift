@@ -7,8 +7,8 @@ import IMWire
 /// when called inside `transaction(_:)`) and returns what it changed. The store keeps no data in
 /// Swift memory — only the connection and its prepared statements — so handing the same object to
 /// a new client core after a simulated app kill is equivalent to reopening the database
-/// (see `Docs/store.md`). Never reads SQLite's clock or random; every query has an explicit
-/// `ORDER BY`. Not thread-safe (`SQLITE_OPEN_NOMUTEX`): one thread at a time.
+/// (see `Docs/store.md`). Never reads SQLite's clock or random; a query returning several rows
+/// has an `ORDER BY` or its rows are sorted in Swift (the ledger's). Not thread-safe (`SQLITE_OPEN_NOMUTEX`): one thread at a time.
 public final class IMStore {
     /// Behaviour switches. The defaults are the correct behaviour; the simulator flips them to
     /// reproduce production bugs.

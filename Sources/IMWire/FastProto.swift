@@ -15,10 +15,10 @@ import SwiftProtobuf
 /// the caller then uses swift-protobuf, which decides and reports. So the generated code stays the
 /// reference: tests and the fuzz harness check that whenever this path answers, its bytes/values
 /// equal swift-protobuf's.
-enum FastProto {
+package enum FastProto {
     // MARK: Encoding
 
-    static func encode(_ m: RMTPUpStreamMessage) -> [UInt8]? {
+    package static func encode(_ m: RMTPUpStreamMessage) -> [UInt8]? {
         guard m.hasSessionID, m.hasClassname, m.hasContent, m.unknownFields.data.isEmpty else { return nil }
         var w = Writer()
         w.out.reserveCapacity(32 + m.classname.utf8.count + m.content.count)
@@ -36,7 +36,7 @@ enum FastProto {
         return w.out
     }
 
-    static func encode(_ m: RMTPDownStreamMessage) -> [UInt8]? {
+    package static func encode(_ m: RMTPDownStreamMessage) -> [UInt8]? {
         guard downStreamEncodable(m) else { return nil }
         var w = Writer()
         w.out.reserveCapacity(downStreamSize(m))
@@ -44,7 +44,7 @@ enum FastProto {
         return w.out
     }
 
-    static func encode(_ m: RMTPDownStreamMessages) -> [UInt8]? {
+    package static func encode(_ m: RMTPDownStreamMessages) -> [UInt8]? {
         guard m.hasSyncTime, m.unknownFields.data.isEmpty, m.list.allSatisfy(downStreamEncodable) else { return nil }
         var sizes: [Int] = []
         sizes.reserveCapacity(m.list.count)
@@ -142,21 +142,21 @@ enum FastProto {
 
     // MARK: Decoding
 
-    static func decodeUpStream(_ bytes: [UInt8]) -> RMTPUpStreamMessage? {
+    package static func decodeUpStream(_ bytes: [UInt8]) -> RMTPUpStreamMessage? {
         bytes.withUnsafeBufferPointer { buf in
             var r = Reader(buf: buf, pos: 0, end: buf.count)
             return r.upStream()
         }
     }
 
-    static func decodeDownStream(_ bytes: [UInt8]) -> RMTPDownStreamMessage? {
+    package static func decodeDownStream(_ bytes: [UInt8]) -> RMTPDownStreamMessage? {
         bytes.withUnsafeBufferPointer { buf in
             var r = Reader(buf: buf, pos: 0, end: buf.count)
             return r.downStream()
         }
     }
 
-    static func decodeDownStreamMessages(_ bytes: [UInt8]) -> RMTPDownStreamMessages? {
+    package static func decodeDownStreamMessages(_ bytes: [UInt8]) -> RMTPDownStreamMessages? {
         bytes.withUnsafeBufferPointer { buf in
             var r = Reader(buf: buf, pos: 0, end: buf.count)
             var m = RMTPDownStreamMessages()

@@ -85,38 +85,8 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    static let hexDigits = Array("0123456789abcdef".utf8)
-
     static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        var s = s
-        let plain = s.withUTF8 { u -> Bool in
-            // Fast path: nothing to escape → one copy.
-            for b in u where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
-            out.append(contentsOf: u)
-            return true
-        }
-        if plain {
-            out.append(UInt8(ascii: "\""))
-            return
-        }
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(b)
-            case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(b)
-            case 0x0A: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
-            case 0x08: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "b"))
-            case 0x0C: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "f"))
-            case 0..<0x20:
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hexDigits[Int(b >> 4)])
-                out.append(hexDigits[Int(b & 0xF)])
-            default: out.append(b)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONText.string(s, into: &out)
     }
 
     /// Indented text for people (two spaces, one member per line).

@@ -1,4 +1,3 @@
-import HeapModule
 
 /// Names one scheduled event so it can be cancelled. Cheap to copy and compare.
 public struct EventID: Hashable, Sendable, CustomStringConvertible {

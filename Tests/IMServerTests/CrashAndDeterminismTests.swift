@@ -1,3 +1,4 @@
+import Benchmarks
 import IMWire
 import SimKernel
 import Testing

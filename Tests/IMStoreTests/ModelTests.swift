@@ -1,3 +1,4 @@
+import Benchmarks
 import IMWire
 import Testing
 @testable import IMStore

@@ -1,3 +1,4 @@
+import Benchmarks
 import PropertyBased
 import SimKernel
 import Testing

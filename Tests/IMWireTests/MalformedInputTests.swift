@@ -1,3 +1,4 @@
+import Benchmarks
 import SimKernel
 import Testing
 @testable import IMWire

@@ -1,3 +1,4 @@
+import Benchmarks
 import Foundation
 import PropertyBased
 import SimKernel

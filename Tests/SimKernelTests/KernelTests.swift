@@ -1,3 +1,4 @@
+import Benchmarks
 import Testing
 @testable import SimKernel
 

@@ -3,9 +3,10 @@ import SimKernel
 
 /// Collects the effects of one `handle` call in order.
 ///
-/// Frames written during one call are coalesced into one `.send` (one transport write, as a real
-/// socket layer would do); pending bytes are flushed before any `openConnection` /
-/// `closeConnection` so the driver sees writes and closes in the order the core made them.
+/// Frames written between two `openConnection` / `closeConnection` effects of one call are
+/// coalesced into one `.send` (one transport write, as a real socket layer would do), flushed
+/// before either so writes and closes keep their order. Callbacks, notes and timers are not held
+/// back: they come before the `.send` of frames written earlier in the same stretch.
 struct EffectBuffer {
     private(set) var effects: [ClientEffect] = []
     private var bytes: [UInt8] = []

@@ -1,5 +1,6 @@
 /// The inbox/sendbox sync of one connection (wire-protocol §4): when to pull, whether a pull is
-/// running, whether the connection is in sync. The cursors themselves live in `SyncCursors`.
+/// running, whether the connection is in sync. The cursors themselves are `ClientCore`'s
+/// `inboxCursor`/`sendboxCursor`, persisted in the store.
 ///
 /// States: `offline` (no session) → after CONNACK `linkCheck` (only with `pingBeforeFirstPull`)
 /// → `pulling` ⇄ `idle(synced:)`. `synced` becomes true when a pull ends with `finished` and no

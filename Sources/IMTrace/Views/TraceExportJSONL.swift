@@ -1,3 +1,5 @@
+import IMWire
+
 /// `imsim trace export --format jsonl`: one JSON object per record, for jq.
 ///
 /// `{"record":4711,"event":1203,"ns":41250123000,"time":"41.250123","kind":"cb.received",

@@ -1,3 +1,4 @@
+import IMWire
 import SimKernel
 
 /// A named value of a decoded record, rendered as `name=value` text (show, diff) or as a JSON
@@ -116,42 +117,5 @@ extension [TraceField] {
             out += ":"
             f.value.json(into: &out)
         }
-    }
-}
-
-/// JSON string escaping (RFC 8259): quotes, backslash, control characters; everything else
-/// as UTF-8.
-public enum JSONText {
-    public static func string(_ s: String, into out: inout String) {
-        out += "\""
-        var plain = true
-        for b in s.utf8 where b < 0x20 || b == 0x22 || b == 0x5C { plain = false; break }
-        if plain {
-            out += s
-        } else {
-            for ch in s.unicodeScalars {
-                switch ch {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                default:
-                    if ch.value < 0x20 {
-                        let h = String(ch.value, radix: 16)
-                        out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                    } else {
-                        out.unicodeScalars.append(ch)
-                    }
-                }
-            }
-        }
-        out += "\""
-    }
-
-    public static func string(_ s: String) -> String {
-        var out = ""
-        string(s, into: &out)
-        return out
     }
 }

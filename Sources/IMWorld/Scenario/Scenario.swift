@@ -31,7 +31,7 @@ public struct Scenario: Codable, Sendable, Equatable {
 
     public static let defaultEpochMs: Int64 = 1_767_225_600_000   // 2026-01-01T00:00:00Z
 
-    static let keys = ["name", "description", "duration", "seed", "epochMs", "users", "population", "groups",
+    package static let keys = ["name", "description", "duration", "seed", "epochMs", "users", "population", "groups",
                        "chatrooms", "network", "server", "client", "script", "workload", "faults", "swarm", "liveness"]
 
     enum CodingKeys: String, CodingKey {

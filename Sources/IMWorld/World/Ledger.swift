@@ -300,25 +300,10 @@ private struct JSONBytes: ~Copyable {
     }
 
     @inline(__always)
-    private static func needsEscape(_ b: UInt8) -> Bool {
-        b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\")
-    }
+    private static func needsEscape(_ b: UInt8) -> Bool { JSONText.needsEscape(b) }
 
     private mutating func escape(_ b: UInt8) {
-        byte(UInt8(ascii: "\\"))
-        switch b {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte(b)
-        case 0x0A: byte(UInt8(ascii: "n"))
-        case 0x0D: byte(UInt8(ascii: "r"))
-        case 0x09: byte(UInt8(ascii: "t"))
-        case 0x08: byte(UInt8(ascii: "b"))
-        case 0x0C: byte(UInt8(ascii: "f"))
-        default:
-            let hex: StaticString = "0123456789abcdef"
-            raw("u00")
-            byte(hex.utf8Start[Int(b >> 4)])
-            byte(hex.utf8Start[Int(b & 15)])
-        }
+        JSONText.escape(b) { byte($0) }
     }
 
     @inline(__always)

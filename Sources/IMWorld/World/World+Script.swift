@@ -181,24 +181,6 @@ extension World {
 }
 
 extension String {
-    func replacingJSONSpecials() -> String {
-        var out = ""
-        for ch in unicodeScalars {
-            switch ch {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            default:
-                if ch.value < 0x20 {
-                    let h = String(ch.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(ch)
-                }
-            }
-        }
-        return out
-    }
-
+    /// The JSON escape of `self`, without the quotes.
+    func replacingJSONSpecials() -> String { JSONText.escaped(self) }
 }

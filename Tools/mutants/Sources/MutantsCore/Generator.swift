@@ -11,7 +11,7 @@ public struct Generator {
         "Sources/IMClient/ClientBenchmark.swift",
     ]
     /// What the copy needs to build `imsim` (the test targets must exist for the manifest).
-    public static let copied = ["Package.swift", "Package.resolved", "Sources", "Tests", "Tools/imsim"]
+    public static let copied = ["Package.swift", "Package.resolved", "Sources", "Tests", "Tools/imsim", "Tools/Benchmarks"]
     public static let selectorFile = "__IMSimMutantSelector.swift"
 
     public let root: URL

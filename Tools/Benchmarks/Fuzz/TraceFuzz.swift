@@ -1,3 +1,4 @@
+import IMTrace
 import IMWire
 import SimKernel
 

@@ -134,21 +134,22 @@ extension ConversationKey {
 }
 
 /// Builds a JSON object member by member (keeps insertion order).
-struct ObjectBuilder {
-    var members: [JSONValue.Member] = []
-    mutating func add(_ key: String, _ v: JSONValue) { members.append(.init(key, v)) }
-    mutating func add(_ key: String, _ s: String) { members.append(.init(key, .string(s))) }
-    mutating func add(_ key: String, _ b: Bool) { members.append(.init(key, .bool(b))) }
-    mutating func add<I: BinaryInteger>(_ key: String, _ i: I) { members.append(.init(key, .int(i))) }
-    mutating func addIfPresent(_ key: String, _ s: String?) { if let s { add(key, s) } }
-    mutating func addIfPresent<I: BinaryInteger>(_ key: String, _ i: I?) { if let i { add(key, i) } }
-    var value: JSONValue { .object(members) }
+package struct ObjectBuilder {
+    package init() {}
+    package var members: [JSONValue.Member] = []
+    package mutating func add(_ key: String, _ v: JSONValue) { members.append(.init(key, v)) }
+    package mutating func add(_ key: String, _ s: String) { members.append(.init(key, .string(s))) }
+    package mutating func add(_ key: String, _ b: Bool) { members.append(.init(key, .bool(b))) }
+    package mutating func add<I: BinaryInteger>(_ key: String, _ i: I) { members.append(.init(key, .int(i))) }
+    package mutating func addIfPresent(_ key: String, _ s: String?) { if let s { add(key, s) } }
+    package mutating func addIfPresent<I: BinaryInteger>(_ key: String, _ i: I?) { if let i { add(key, i) } }
+    package var value: JSONValue { .object(members) }
 }
 
 extension JSONValue {
     /// The same value with every object's members sorted by key (for comparisons that must not
     /// depend on the order fields were written in).
-    var canonical: JSONValue {
+    package var canonical: JSONValue {
         switch self {
         case .object(let m): .object(m.map { .init($0.key, $0.value.canonical) }.sorted { $0.key < $1.key })
         case .array(let a): .array(a.map(\.canonical))

@@ -1,3 +1,4 @@
+import IMWire
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

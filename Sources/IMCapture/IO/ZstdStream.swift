@@ -2,11 +2,11 @@ import CZstd
 
 /// zstd streaming compression (`ZSTD_compressStream2`), single-threaded (`nbWorkers = 0`) with a
 /// content checksum, so a damaged capture is detected when its frame ends.
-final class ZstdStreamCompressor {
+package final class ZstdStreamCompressor {
     private let cctx: OpaquePointer
     private var out = [UInt8](repeating: 0, count: ZSTD_CStreamOutSize())
 
-    init(level: Int32) throws(CaptureError) {
+    package init(level: Int32) throws(CaptureError) {
         guard level >= 1, level <= ZSTD_maxCLevel() else {
             throw CaptureError(.io, line: 0, "zstd level \(level) outside 1…\(ZSTD_maxCLevel())")
         }
@@ -24,7 +24,7 @@ final class ZstdStreamCompressor {
     deinit { ZSTD_freeCCtx(cctx) }
 
     /// Compresses `input`; with `end` the frame is closed. Returns the compressed bytes produced.
-    func compress(_ input: [UInt8], end: Bool) throws(CaptureError) -> [UInt8] {
+    package func compress(_ input: [UInt8], end: Bool) throws(CaptureError) -> [UInt8] {
         var result: [UInt8] = []
         var failure: Int?
         let outCap = out.count
@@ -121,6 +121,6 @@ final class ZstdDecompressingSource: ByteSource {
 }
 
 /// The zstd frame magic number, little-endian on disk.
-let zstdMagic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+package let zstdMagic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
 
 func zstdErrorName(_ code: Int) -> String { String(cString: ZSTD_getErrorName(code)) }

@@ -1,3 +1,5 @@
+import IMReplay
+import IMCapture
 import IMClient
 import IMStore
 import IMWire

@@ -1,3 +1,4 @@
+import IMWire
 import SimKernel
 import SwiftProtobuf
 

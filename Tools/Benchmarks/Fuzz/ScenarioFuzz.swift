@@ -1,3 +1,4 @@
+import IMWorld
 import Foundation
 import IMWire
 import SimKernel

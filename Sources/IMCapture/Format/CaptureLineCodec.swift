@@ -10,13 +10,13 @@ public enum CaptureBytesEncoding: String, Sendable, CaseIterable {
 
 /// One record ↔ one JSON object (a line). Stateless: the reader checks what spans lines (time
 /// order, connections, frame decoding).
-enum CaptureLineCodec {
+package enum CaptureLineCodec {
     /// Largest byte run one `in`/`out` record may claim (`len`) or carry: far above any frame
     /// (the stream decoder refuses frames over 256 MiB anyway), far below anything we would
     /// want to allocate because a file said so.
     static let maxRecordBytes = 16 * 1024 * 1024
 
-    static func encode(_ r: CaptureRecord, bytes encoding: CaptureBytesEncoding = .hex, frames: [String]? = nil) -> JSONValue {
+    package static func encode(_ r: CaptureRecord, bytes encoding: CaptureBytesEncoding = .hex, frames: [String]? = nil) -> JSONValue {
         var o = ObjectBuilder()
         o.add("t", r.t)
         o.add("kind", r.event.kind)
@@ -56,7 +56,7 @@ enum CaptureLineCodec {
         return o.value
     }
 
-    static func decode(_ value: JSONValue, line: Int) throws(CaptureError) -> CaptureRecord {
+    package static func decode(_ value: JSONValue, line: Int) throws(CaptureError) -> CaptureRecord {
         var r = try FieldReader(value, line: line, what: "a record")
         let t = try r.int64("t")
         let kind = try r.string("kind")

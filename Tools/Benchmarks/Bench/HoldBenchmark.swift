@@ -1,3 +1,4 @@
+import SimKernel
 import HeapModule
 
 /// The classic "hold" priority-queue benchmark (pop the minimum, push it back later by a random

@@ -1,3 +1,4 @@
+import IMServer
 import IMWire
 import SimKernel
 

@@ -1,3 +1,4 @@
+import IMWire
 import SimKernel
 
 /// One parser under `imsim fuzz <name>`. A target builds input `i` from its own random stream

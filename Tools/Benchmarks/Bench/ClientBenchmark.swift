@@ -1,3 +1,4 @@
+import IMClient
 import IMStore
 import IMWire
 import SimKernel

@@ -1,3 +1,4 @@
+import IMRuntime
 import IMWire
 import SimKernel
 

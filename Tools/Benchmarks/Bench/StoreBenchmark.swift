@@ -1,3 +1,4 @@
+import IMStore
 import IMWire
 
 /// Workloads for `imsim bench store`. Timing lives in the CLI; these only do the work, so the

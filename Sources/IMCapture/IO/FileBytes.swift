@@ -151,7 +151,7 @@ public final class CaptureFileSink: CaptureSink {
     }
 }
 
-func errnoText(_ e: Int32) -> String { String(cString: strerror(e)) }
+package func errnoText(_ e: Int32) -> String { String(cString: strerror(e)) }
 
 private func sysRead(_ fd: Int32, _ p: UnsafeMutableRawPointer?, _ n: Int) -> Int {
     #if canImport(Glibc)

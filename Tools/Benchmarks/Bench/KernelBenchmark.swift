@@ -1,3 +1,4 @@
+import SimKernel
 /// The fixed workload of `imsim bench kernel` and of the kernel determinism tests:
 /// `nodes` nodes play ping-pong with random delays (10 µs–1 ms) to random peers; every message a
 /// node receives re-arms its idle timer (1–3 ms), so most timers are cancelled before they fire.

@@ -1,4 +1,5 @@
-import IMReplay
+import IMImport
+import IMCapture
 import IMWire
 #if canImport(Glibc)
 import Glibc

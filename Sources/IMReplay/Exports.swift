@@ -1,0 +1,2 @@
+// Replay reads captures: whoever imports IMReplay gets the capture types (IMCapture) too.
+@_exported import IMCapture
