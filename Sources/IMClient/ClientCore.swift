@@ -50,13 +50,19 @@ public struct ClientCore {
     /// Sendbox cursor (server ms), cached from the store.
     public internal(set) var sendboxCursor: Int64
 
+    /// The device tag (`clientUniqueId >> 31`) of a user's device: the one formula, also used by
+    /// the lifter and the synthetic trace stream.
+    public static func deviceTag(userId: String, deviceId: String) -> Int64 {
+        Int64(StableHash.fnv1a("\(userId)\u{1F}\(deviceId)") & 0x7FFF_FFFF)
+    }
+
     public init(identity: DeviceIdentity, config: ClientConfig, store: IMStore) {
         self.identity = identity
         self.config = config
         self.store = store
         link = ConnectionStateMachine(settings: .init(identity: identity, config: config))
         decoder = StreamDecoder(direction: .serverToClient, maxFrameSize: config.maxFrameSize, obfuscated: config.obfuscatedStream)
-        deviceTag = Int64(StableHash.fnv1a("\(identity.userId)\u{1F}\(identity.deviceId)") & 0x7FFF_FFFF)
+        deviceTag = Self.deviceTag(userId: identity.userId, deviceId: identity.deviceId)
         // The public client has no general messageUId dedup (im-semantics §4); a knob may add it.
         store.options.dedupByMessageUId = config.messageUIdDedup
         inboxCursor = (try? store.cursor(.inbox)) ?? 0

@@ -141,7 +141,7 @@ private struct Builder {
         let setup = min(1000, max(1, setupSamples.min() ?? 10))
 
         // 3. Classify received messages (first arrival of each messageUId).
-        let ownTag = Int64(StableHash.fnv1a("\(user)\u{1F}\(device)") & 0x7FFF_FFFF)
+        let ownTag = ClientCore.deviceTag(userId: user, deviceId: device)
         var seen: Set<String> = []
         var peerMessages: [WireMessage] = []
         for m in tap.messages where m.via != .history {

@@ -114,7 +114,7 @@ public struct SyntheticWorldStream: Sendable {
         let uid = Self.uid(nextUId)
         nextUId += 1
         // As the client core makes them: a 31-bit device tag above a per-device counter.
-        let cuid = Int64(StableHash.fnv1a("u\(sender)\u{1F}u\(sender)-mobile") & 0x7FFF_FFFF) << 31 | id
+        let cuid = ClientCore.deviceTag(userId: "u\(sender)", deviceId: "u\(sender)-mobile") << 31 | id
         let t0 = now, c = conn(sender)
         let row = TraceMessage(messageId: id, messageUId: nil, conversation: conv, senderUserId: "u\(sender)", direction: .send,
                                objectName: "RC:TxtMsg", content: content, extra: nil, sentTime: ms(t0), receivedTime: ms(t0),
