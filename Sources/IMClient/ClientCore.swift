@@ -134,6 +134,13 @@ public struct ClientCore {
                 out.note(.changed(conversation: ConversationKey(.chatroom, room.roomId), messageIds: [],
                                   what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
             }
+            // Also rooms whose membership row never committed (a storage fault at the join):
+            // their messages would otherwise be stored again by the next join pull.
+            for conv in try store.conversationList(types: [.chatroom]) {
+                let r = try store.quitChatroom(conv.key.targetId)
+                out.note(.changed(conversation: conv.key, messageIds: [],
+                                  what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
+            }
         } catch {
             storeError("startup chatroom cleanup", error)
         }
