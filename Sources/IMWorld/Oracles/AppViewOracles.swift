@@ -225,20 +225,28 @@ final class RecallCopiesOracle: Oracle {
         for case .event(.recalled(let uid, _)) in serverEffects { recalls.append(uid) }
     }
 
-    func finalCheck(_ world: World) {
-        // The RC:RcCmd is not owed by no-loss: only a converged world has delivered it.
-        guard world.convergedAt != nil else { return }
+    /// A recall notice still owed keeps the world from converging (like no-loss), so the
+    /// liveness phase waits for a dead link to be noticed and the RC:RcCmd pulled.
+    func allTold(_ world: World) -> Bool { firstUntold(world) == nil }
+
+    private func firstUntold(_ world: World) -> (String, Int, Int64)? {
         for uid in recalls {
             guard let devices = shown[uid] else { continue }
             for d in devices.keys.sorted() where world.expectedOnline(d) && world.hasConnected(device: d) {
-                for id in devices[d]!.sorted() where !toldRecalled[d].contains(id) {
-                    // The recalling device replaces its row only on its own PUBACK (a failed or
-                    // unanswered request leaves it; its own RC:RcCmd coming back is skipped).
-                    if recallAsked[d][id] != nil { continue }
-                    return suite.report(name, device: d, messageUId: uid,
-                                        "\(uid) was recalled but \(world.deviceId(d)) still shows it as messageId \(id) (no recall notice)")
+                for id in devices[d]!.sorted() where !toldRecalled[d].contains(id) && recallAsked[d][id] == nil {
+                    return (uid, d, id)
                 }
             }
+        }
+        return nil
+    }
+
+    func finalCheck(_ world: World) {
+        // The RC:RcCmd is not owed by no-loss: only a converged world has delivered it.
+        guard world.convergedAt != nil else { return }
+        if let (uid, d, id) = firstUntold(world) {
+            return suite.report(name, device: d, messageUId: uid,
+                                "\(uid) was recalled but \(world.deviceId(d)) still shows it as messageId \(id) (no recall notice)")
         }
     }
 }

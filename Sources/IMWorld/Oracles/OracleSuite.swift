@@ -69,6 +69,9 @@ public final class OracleSuite: WorldObserver {
         if let noLoss = oracles.first(where: { $0 is NoLossOracle }) as? NoLossOracle {
             world.convergenceChecks.append { noLoss.allDelivered($0) }
         }
+        if let recall = oracles.first(where: { $0 is RecallCopiesOracle }) as? RecallCopiesOracle {
+            world.convergenceChecks.append { recall.allTold($0) }
+        }
     }
 
     public func report(_ oracle: String, device: Int? = nil, conversation: ConversationKey? = nil,
