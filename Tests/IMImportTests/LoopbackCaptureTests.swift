@@ -54,6 +54,17 @@ struct LoopbackRun {
         throw ToolFailure(text: "tcpdump did not start listening on lo: \(text)")
     }
 
+    static func waitUntilQuiet(_ path: String) async throws {
+        func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? -1 }
+        var last = size(), quiet = 0
+        for _ in 0..<200 where quiet < 10 {
+            try await Task.sleep(for: .milliseconds(100))
+            let now = size()
+            quiet = now == last ? quiet + 1 : 0
+            last = now
+        }
+    }
+
     static func run(dir: String, tcpdump record: Bool = true) async throws -> LoopbackRun {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var so = RuntimeServerOptions()
@@ -87,7 +98,10 @@ struct LoopbackRun {
         for f in runs { try await f.get() }
         try await Task.sleep(for: .milliseconds(500))
         for user in ["alice", "bob"] { _ = try await clients[user]!.stop().get() }
-        try await Task.sleep(for: .milliseconds(300))
+        // tcpdump writes each packet when it reads it (-U), but on a loaded machine it reads the
+        // last ones (the final heartbeat, the FINs) well after they crossed the wire: wait until
+        // the file has stopped growing for a second (at most 20 s) instead of a fixed pause.
+        if record { try await waitUntilQuiet(pcap) } else { try await Task.sleep(for: .milliseconds(300)) }
         // The test runner blocks SIGINT/SIGTERM and its children inherit the mask: tcpdump is
         // killed; with -U every packet was written whole when it was captured.
         if let tcpdump {
