@@ -29,7 +29,9 @@ let program = """
 let pairs = "[(1, 2), (3, 3), (5, 1), (2, 2), (0, 7), (9, 9)]"
 
 func tempDir(_ name: String) throws -> URL {
-    let d = FileManager.default.temporaryDirectory.appendingPathComponent("imsim-mutants-tests-\(name)-\(getpid())")
+    // A directory of its own per call: tests run in parallel, and a shared name let one test's
+    // fixture be removed under another's copy.
+    let d = FileManager.default.temporaryDirectory.appendingPathComponent("imsim-mutants-tests-\(name)-\(getpid())-\(UUID().uuidString)")
     try? FileManager.default.removeItem(at: d)
     try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
     return d
