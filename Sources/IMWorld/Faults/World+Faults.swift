@@ -35,10 +35,6 @@ extension World {
         faultRng.uniform(faults[kind]?.durationRange ?? range)
     }
 
-    func storageFaultDuration(_ kind: FaultKind, device d: Int, default range: ClosedRange<SimDuration>) -> SimDuration {
-        devices[d].storageRng.uniform(faults[kind]?.durationRange ?? range)
-    }
-
     func faultStart(_ kind: FaultKind, device d: Int) {
         guard phase == .active else { return }
         defer { scheduleNextFault(kind, device: d) }
@@ -105,7 +101,7 @@ extension World {
             serverCrash(downFor: len)
         case .powerLoss, .powerLossTorn:
             guard let disk = devices[d].disk else { return }
-            let len = storageFaultDuration(kind, device: d, default: .seconds(5)...SimDuration.seconds(60))
+            let len = faultDuration(kind, default: .seconds(5)...SimDuration.seconds(60))
             let wasRunning = devices[d].isRunning
             appKill(d)
             devices[d].store.crash()
@@ -115,7 +111,7 @@ extension World {
             if wasRunning { sim.schedule(.appStart(device: Int32(d)), to: node(d), after: len) }
         case .ioError, .diskFull:
             guard let disk = devices[d].disk else { return }
-            let len = storageFaultDuration(kind, device: d, default: .seconds(1)...SimDuration.seconds(30))
+            let len = faultDuration(kind, default: .seconds(1)...SimDuration.seconds(30))
             if kind == .ioError { disk.faults.writeError = true } else { disk.faults.full = true }
             note(.fault(kind, device: d, started: true, detail: "for \(len)"))
             sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)

@@ -25,8 +25,6 @@ struct DeviceHost {
     var store: IMStore
     /// The simulated storage device (`client.store: device`), nil for `:memory:` stores.
     let disk: SimDisk?
-    /// Storage-fault draws of this device (scheduling; the disk has its own PRNG state).
-    var storageRng: RandomStream
     var clock: DeviceClock
     var conditions: NetworkConditions
     var lifecycle: Lifecycle = .notStarted

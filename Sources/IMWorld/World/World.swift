@@ -121,11 +121,11 @@ public final class World {
                 let index = devices.count
                 sim.addNode(d.id)
                 let store: IMStore
-                var storageRng = streams.stream("storage/" + d.id)
                 var disk: SimDisk?
                 do {
                     if scenario.client.store == .device {
-                        let dk = SimDisk(seed: storageRng.next())
+                        var diskSeed = streams.stream(StreamKey.storage(device: d.id))
+                        let dk = SimDisk(seed: diskSeed.next())
                         store = try IMStore(copyOf: emptyStore(), on: dk, options: storeOptions)
                         dk.faults.syncLies = scenario.client.syncLies
                         disk = dk
@@ -138,7 +138,7 @@ public final class World {
                 let identity = DeviceIdentity(userId: u.id, deviceId: d.id, platform: d.platform)
                 devices.append(DeviceHost(
                     index: index, userIndex: ui, identity: identity, token: World.signedToken(for: u.id, state: u.token, epochMs: epoch),
-                    autoConnect: d.autoConnect, core: nil, store: store, disk: disk, storageRng: storageRng,
+                    autoConnect: d.autoConnect, core: nil, store: store, disk: disk,
                     clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm),
                     conditions: d.network ?? scenario.network, link: LinkStreams(streams, device: d.id)))
                 deviceIndexById[d.id] = index

@@ -14,6 +14,8 @@ enum StreamKey {
     /// The path between one device and the server.
     static func network(device: String, _ purpose: String) -> String { "network/\(device)/\(purpose)" }
     static func start(device: String) -> String { "start/\(device)" }
+    /// The seed of one device's simulated disk (torn writes, I/O error draws inside the VFS).
+    static func storage(device: String) -> String { "storage/\(device)" }
     static func active(user: String) -> String { "population/active/\(user)" }
 }
 
