@@ -34,6 +34,17 @@ public struct QuaternaryHeap: Sendable {
         }
     }
 
+    /// Appends without ordering; call `heapify()` before the next heap operation.
+    @inlinable public mutating func appendUnordered(_ key: UInt128) { storage.append(key) }
+    @inlinable public mutating func reserveAppend(_ n: Int) { storage.reserveCapacity(storage.count + n) }
+    /// Restores the heap order in O(n) (Floyd).
+    @inlinable public mutating func heapify() {
+        if storage.count > 1 {
+            var i = (storage.count - 2) >> 2
+            while i >= 0 { siftDown(from: i); i -= 1 }
+        }
+    }
+
     @inlinable public mutating func popMin() -> UInt128? {
         guard let last = storage.popLast() else { return nil }
         if storage.isEmpty { return last }

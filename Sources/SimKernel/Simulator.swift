@@ -60,7 +60,7 @@ public final class Simulator<Payload: SimPayload & Sendable> {
     // Single-threaded by design: skip dynamic exclusivity checks on the hot fields.
     @exclusivity(unchecked) @usableFromInline var _now: SimTime = .zero
     @inlinable public var now: SimTime { _now }
-    @exclusivity(unchecked) @usableFromInline var queue = EventQueue<Payload>()
+    @exclusivity(unchecked) @usableFromInline var queue: EventQueue<Payload>
     @exclusivity(unchecked) @usableFromInline var digestValue = Digest64()
     @exclusivity(unchecked) public var counters = KernelCounters()
     public let streams: RandomStreams
@@ -69,9 +69,14 @@ public final class Simulator<Payload: SimPayload & Sendable> {
     /// Human-readable node names, indexed by `NodeID`.
     public private(set) var nodeNames: [String] = []
 
-    public init(seed: UInt64) {
+    /// - Parameter queue: the pending-event set's layout; it changes the cost, never the order
+    ///   of events (`QueueLayout`).
+    public init(seed: UInt64, queue layout: QueueLayout = .heap) {
         streams = RandomStreams(seed: seed)
+        queue = EventQueue(layout: layout)
     }
+
+    public var queueLayout: QueueLayout { queue.layout }
 
     public var seed: UInt64 { streams.seed }
 

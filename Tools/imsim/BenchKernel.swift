@@ -22,13 +22,20 @@ struct BenchKernel: ParsableCommand {
     @Flag(help: "Print JSON instead of text.") var json = false
     @Flag(name: .customLong("vs-simpy"), help: "Also run the SimPy baseline and print the ratio.") var vsSimpy = false
     @Option(help: "Events for the SimPy run (default 1,000,000; 200,000 with --quick).") var simpyEvents: UInt64?
+    @Option(help: "Pending-event set: wheel (64 buckets of 2^16 ns beside the heap, the default) or heap (one 4-ary heap). Same events in the same order either way.")
+    var queue = "wheel"
+    @Flag(name: .customLong("no-compare"), help: "Skip the run on the other queue layout.") var noCompare = false
     @Option(help: "Path to simpy_pingpong.py (default: found next to the sources or in ./Tools/bench).") var simpyScript: String?
 
     func validate() throws {
         guard nodes >= 2 else { throw ValidationError("--nodes must be at least 2") }
         guard repetitions >= 1 else { throw ValidationError("--repetitions must be at least 1") }
         if let e = events, e == 0 { throw ValidationError("--events must be positive") }
+        guard queue == "wheel" || queue == "heap" else { throw ValidationError("--queue: wheel or heap") }
     }
+
+    var layout: QueueLayout { queue == "heap" ? .heap : KernelBenchmark.wheel }
+    var otherLayout: QueueLayout { queue == "heap" ? KernelBenchmark.wheel : .heap }
 
     struct Report: Codable {
         var benchmark = "kernel"
@@ -45,6 +52,11 @@ struct BenchKernel: ParsableCommand {
         var simpy: SimPyReport?
         var ratioVsSimPy: Double?
         var queue: QueueReport?
+        var layout: String
+        /// The same run on the other layout (same digest, checked): best seconds and the ratio.
+        var otherLayout: String?
+        var otherLayoutBestSeconds: Double?
+        var speedupOverOtherLayout: Double?
     }
 
     /// Hold-model throughput of the kernel's queue vs swift-collections' Heap, same keys.
@@ -70,10 +82,10 @@ struct BenchKernel: ParsableCommand {
         var times: [Double] = []
         var last: KernelBenchmark.Result?
         if !json {
-            print("imsim bench kernel — ping-pong + idle timers, \(nodes) nodes, \(n) events, seed \(seed) (\(IMSimVersion.buildConfiguration) build)")
+            print("imsim bench kernel — ping-pong + idle timers, \(nodes) nodes, \(n) events, seed \(seed), queue \(layout) (\(IMSimVersion.buildConfiguration) build)")
         }
         for r in 0..<reps {
-            let (result, secs) = Stopwatch.time { KernelBenchmark.run(seed: seed, nodes: nodes, events: n) }
+            let (result, secs) = Stopwatch.time { KernelBenchmark.run(seed: seed, nodes: nodes, events: n, queue: layout) }
             if let l = last, l.digest != result.digest {
                 throw ValidationError("nondeterminism: run \(r + 1) digest \(result.digest) != \(l.digest)")
             }
@@ -88,7 +100,21 @@ struct BenchKernel: ParsableCommand {
         var report = Report(
             build: IMSimVersion.buildConfiguration, nodes: nodes, events: n, seed: seed, runs: times,
             bestSeconds: best, eventsPerSecond: Double(n) / best, nsPerEvent: best * 1e9 / Double(n),
-            digest: result.digest, result: result)
+            digest: result.digest, result: result, layout: layout.description)
+        if !quick && !noCompare {
+            // The other layout on the same workload, interleaved with nothing else: same digest or fail.
+            var otherBest = Double.infinity
+            for _ in 0..<reps {
+                let (o, secs) = Stopwatch.time { KernelBenchmark.run(seed: seed, nodes: nodes, events: n, queue: otherLayout) }
+                guard o.digest == result.digest else {
+                    throw ValidationError("the \(otherLayout) layout gave digest \(o.digest), the \(layout) layout \(result.digest)")
+                }
+                otherBest = min(otherBest, secs)
+            }
+            report.otherLayout = otherLayout.description
+            report.otherLayoutBestSeconds = otherBest
+            report.speedupOverOtherLayout = otherBest / best
+        }
         if !quick {
             report.queue = compareQueues(pending: 2 * nodes, operations: Int(min(n, 5_000_000)))
         }
@@ -104,6 +130,9 @@ struct BenchKernel: ParsableCommand {
         print("  best: \(BenchFormat.rate(report.eventsPerSecond)) events/s, \(String(format: "%.1f", report.nsPerEvent)) ns/event")
         print("  digest \(result.digest)  sim time \(result.finalTime)  max queue depth \(result.counters.maxQueueDepth)")
         print("  pings \(result.pingsSent)  timers cancelled \(result.counters.timersCancelled)  timers fired \(result.timeoutsFired)")
+        if let o = report.otherLayout, let ob = report.otherLayoutBestSeconds, let sp = report.speedupOverOtherLayout {
+            print("  \(o): best \(BenchFormat.rate(Double(n) / ob)) events/s, same digest; \(layout) is \(String(format: "%.2f", sp))× that")
+        }
         if let q = report.queue {
             print("  queue (hold model, \(q.pending) pending): QuaternaryHeap \(BenchFormat.rate(q.quaternaryHeapOpsPerSecond)) ops/s, swift-collections Heap \(BenchFormat.rate(q.collectionsHeapOpsPerSecond)) ops/s (\(String(format: "%.2f", q.ratio))×)")
         }
