@@ -36,7 +36,7 @@ public final class Replayer {
     private var replayedConnCount = 0
     // The group being compared: the current input and its captured / replayed outputs.
     private var input: CaptureRecord?
-    private var inputText = ""
+    private var inputText: Recent?
     private var captured: [CaptureRecord] = []
     private var replayed: [CaptureEvent] = []
     /// Captured snapshots of the group (compared when it closes: the store changes only with inputs).
@@ -47,7 +47,10 @@ public final class Replayer {
     private var outputsCompared = 0
     private var divergentInputs = 0
     private var divergence: ReplayDivergence?
-    private var recent: [(line: Int, text: String)] = []
+    /// The last records, described only when a divergence report needs them (building every
+    /// record's text was most of a replay's cost).
+    private var recent: [Recent] = []
+    private var recentCapacity: Int { options.context + 256 }
     private var afterNeeded = 0
     private var statuses: [String] = []
     private var notes: [String] = []
@@ -130,8 +133,8 @@ public final class Replayer {
         default: break
         }
         let isOut: Bool = if case .bytesOut = r.event { true } else { false }
-        let text = RecordText.describe(r.event, frames: frames, outbound: isOut)
-        remember(r.line, text)
+        let text = Recent(line: r.line, event: r.event, frames: frames, outbound: isOut)
+        remember(text)
 
         if r.event.isOutput, frameMode {
             switch r.event {
@@ -242,6 +245,22 @@ public final class Replayer {
 
     private static func key(_ e: CaptureEvent) -> JSONValue { CaptureLineCodec.encode(CaptureRecord(t: 0, event: e)).canonical }
 
+    /// Whether a captured and a replayed output are the same record — the same answer as
+    /// comparing their canonical JSON forms (`key`), without building them in the common cases:
+    /// frames and connection numbers compare directly (their JSON is a function of exactly those
+    /// fields), different kinds differ, and other records compare as written (one encoder, one
+    /// field order) before falling back to the canonical forms.
+    static func sameOutput(_ a: CaptureEvent, _ b: CaptureEvent) -> Bool {
+        switch (a, b) {
+        case let (.bytesOut(c1, b1), .bytesOut(c2, b2)): return c1 == c2 && b1 == b2
+        case let (.open(c1), .open(c2)), let (.close(c1), .close(c2)): return c1 == c2
+        default:
+            guard a.kind == b.kind else { return false }
+            let x = CaptureLineCodec.encode(CaptureRecord(t: 0, event: a)), y = CaptureLineCodec.encode(CaptureRecord(t: 0, event: b))
+            return x == y || x.canonical == y.canonical
+        }
+    }
+
     private func closeGroup() {
         defer {
             captured = []
@@ -251,7 +270,7 @@ public final class Replayer {
         outputsCompared += captured.count
         let n = max(captured.count, replayed.count)
         guard let i = (0..<n).first(where: { k in
-            k >= captured.count || k >= replayed.count || Self.key(captured[k].event) != Self.key(replayed[k])
+            k >= captured.count || k >= replayed.count || !Self.sameOutput(captured[k].event, replayed[k])
         }) else {
             for case let r in snapshots { if case .snapshot(let s) = r.event { compareSnapshot(s, r) } }
             return
@@ -265,10 +284,10 @@ public final class Replayer {
         if i < captured.count, i < replayed.count, case .bytesOut(_, let a) = captured[i].event, case .bytesOut(_, let b) = replayed[i] {
             frameDiff = describeFrames("captured", a) + describeFrames("replayed", b)
         }
-        let before = recent.filter { $0.line < line }.suffix(options.context)
-        let atAndAfter = recent.filter { $0.line >= line }
+        let before = window.filter { $0.line < line }.suffix(options.context)
+        let atAndAfter = window.filter { $0.line >= line }
         divergence = ReplayDivergence(
-            line: line, t: t, time: relativeTime(t, header.startMs), inputLine: inputLine, input: input == nil ? "(no input yet)" : inputText, index: i,
+            line: line, t: t, time: relativeTime(t, header.startMs), inputLine: inputLine, input: inputText?.text ?? "(no input yet)", index: i,
             captured: captured.map { describe($0.event) }, replayed: replayed.map { describe($0) }, frameDiff: frameDiff,
             context: before.map { "\($0.line): \($0.text)" } + atAndAfter.prefix(options.context + 1).map {
                 ($0.line == line ? "▶ " : "") + "\($0.line): \($0.text)"
@@ -284,11 +303,11 @@ public final class Replayer {
         divergentInputs += 1
         guard divergence == nil else { return }
         let line = c?.line ?? rp?.line ?? lastLine, t = c?.t ?? rp?.t ?? lastT
-        let before = recent.filter { $0.line < line }.suffix(options.context)
-        let atAndAfter = recent.filter { $0.line >= line }
+        let before = window.filter { $0.line < line }.suffix(options.context)
+        let atAndAfter = window.filter { $0.line >= line }
         divergence = ReplayDivergence(
             line: line, t: t, time: relativeTime(t, header.startMs), inputLine: input?.line ?? 0,
-            input: input == nil ? "(no input yet)" : inputText, index: frames.matched,
+            input: inputText?.text ?? "(no input yet)", index: frames.matched,
             captured: [FrameComparison.describe(c)], replayed: [FrameComparison.describe(rp)],
             frameDiff: FrameComparison.details("captured", c) + FrameComparison.details("replayed", rp),
             context: before.map { "\($0.line): \($0.text)" } + atAndAfter.prefix(options.context + 1).map {
@@ -333,7 +352,7 @@ public final class Replayer {
                 diffs.append("\(k): captured \(a.map { "unread \($0.unread), \($0.messages.count) messages" } ?? "absent"), replayed \(b.map { "unread \($0.unread), \($0.messages.count) messages" } ?? "absent")")
             }
         }
-        let before = recent.filter { $0.line < r.line }.suffix(options.context)
+        let before = window.filter { $0.line < r.line }.suffix(options.context)
         divergence = ReplayDivergence(
             line: r.line, t: r.t, time: relativeTime(r.t, header.startMs), inputLine: input?.line ?? 0, input: "store snapshot",
             index: 0, captured: ["snapshot"], replayed: diffs, frameDiff: [],
@@ -341,13 +360,26 @@ public final class Replayer {
         afterNeeded = options.context
     }
 
-    private func remember(_ line: Int, _ text: String) {
+    private func remember(_ entry: Recent) {
         if afterNeeded > 0, divergence != nil {
-            divergence!.context.append("\(line): \(text)")
+            divergence!.context.append("\(entry.line): \(entry.text)")
             afterNeeded -= 1
         }
-        recent.append((line, text))
-        // Enough to show the context of a group of outputs without keeping the capture.
-        if recent.count > options.context + 256 { recent.removeFirst(recent.count - (options.context + 256)) }
+        recent.append(entry)
+        // Enough to show the context of a group of outputs without keeping the capture; trimmed
+        // in batches (removing one from the front per record moved the whole window each time).
+        if recent.count > 2 * recentCapacity { recent.removeFirst(recent.count - recentCapacity) }
+    }
+
+    /// The last `recentCapacity` records (what the report may show).
+    private var window: ArraySlice<Recent> { recent.suffix(recentCapacity) }
+
+    /// A record kept for context; its text is built only when shown.
+    struct Recent {
+        var line: Int
+        var event: CaptureEvent
+        var frames: [Frame]?
+        var outbound: Bool
+        var text: String { RecordText.describe(event, frames: frames, outbound: outbound) }
     }
 }
