@@ -69,4 +69,41 @@ import Testing
         let report = try replay(try #require(captures["alice-phone"]))
         #expect(report.violations.isEmpty, "\(report.violations.map(\.text))")
     }
+
+    /// B11 (the backoff not restarted by a network change): the run and the replay judge the
+    /// attempt times with the same ReconnectRule, from the link — both report that no connection
+    /// was opened at once after the change. Clean twin: the same world without B11.
+    static func outage(bugs: [String]) throws -> Scenario {
+        try Scenario.load(json: Data("""
+        {"name": "replay-b11", "duration": "2m",
+         "users": [{"id": "alice", "devices": [{"id": "alice-phone", "startAt": "0s"}]}],
+         "network": {"latency": {"fixed": "50ms"}, "connectSetup": {"fixed": "10ms"}, "splitProbability": 0},
+         "client": {"bugs": [\(bugs.map { "\"\($0)\"" }.joined(separator: ","))]},
+         "script": [
+           {"at": "5s", "device": "alice-phone", "action": "reset"},
+           {"at": "5s", "device": "alice-phone", "action": "partition", "for": "70s"},
+           {"at": "60s", "device": "alice-phone", "action": "network", "state": "cellular"}],
+         "liveness": {"deadline": "1m"}}
+        """.utf8))
+    }
+
+    @Test func b11IsReportedByRunAndReplay() throws {
+        let (captures, run) = try recordRun(Self.outage(bugs: ["B11"]), devices: ["alice-phone"], oracles: true)
+        let fromRun = try #require(run.violations.first { $0.oracle == "reconnect" })
+        #expect(fromRun.detail.contains("the network changed") && fromRun.detail.contains("should restart from 0"), "\(fromRun.detail)")
+        let report = try replay(try #require(captures["alice-phone"]))
+        #expect(report.divergence == nil)
+        let fromReplay = try #require(report.violations.first { $0.oracle == "reconnect" }, "\(report.violations.map(\.text))")
+        #expect(fromReplay.detail.contains("the network changed") && fromReplay.detail.contains("should restart from 0"), "\(fromReplay.text)")
+        // The same instant on both sides (the world's clock vs the capture's, from its start).
+        #expect(fromRun.detail.contains("the network changed at 60.000s"), "\(fromRun.detail)")
+        #expect(fromReplay.detail.contains("the network changed at +60.000s"), "\(fromReplay.text)")
+    }
+
+    @Test func outageWithoutB11IsCleanInRunAndReplay() throws {
+        let (captures, run) = try recordRun(Self.outage(bugs: []), devices: ["alice-phone"], oracles: true)
+        #expect(run.violations.isEmpty, "\(run.violations.map(\.detail))")
+        let report = try replay(try #require(captures["alice-phone"]))
+        #expect(report.violations.isEmpty, "\(report.violations.map(\.text))")
+    }
 }

@@ -37,8 +37,9 @@ public struct ReplayViolation: Sendable, Codable, Equatable {
 /// - `order`: stored and own sent messages carry the server's time; history pages in server
 ///   order; a local history page returns what the store's messageId pager returns (B5 gap);
 /// - `unread`: each touched conversation's unread count equals its unread counted rows;
-/// - `reconnect`: the schedule (0, 0.25 … 64 s), restarted after foreground / network change;
-///   no connection opened after disconnect/logout/fatal error;
+/// - `reconnect`: `ReconnectRule`, the world oracle's own device-local rule (attempt times from
+///   the link, restarted after foreground / network change; heartbeat; no connection opened
+///   after disconnect/logout/fatal error/kick or past the time limit);
 /// - `chatroom`: after a reconnect while in a room, a `joinChrmR` within 10 s; quit leaves no
 ///   messages.
 ///
@@ -55,22 +56,16 @@ final class ReplayChecks {
     private var notified: Set<String> = []
     // unread
     private var unreadReported = false
-    // reconnect
-    private var expectReset = false
-    private var stoppedBy: String?
-    // chatroom
-    private var inRoom: String?
-    private var connectedOnce = false
-    private var wasConnected = false
-    private var sessionStart: Int64?
+    // reconnect: the device-local rule the world's reconnect oracle applies (attempt times,
+    // heartbeat, stop), fed with the frames read from the captured bytes
+    private var reconnect: ReconnectRule
+    // chatroom: the rejoin after every reconnect, the device-local rule the world's chatroom
+    // oracle applies
+    private var rejoin = RejoinRule()
+    /// Capture line of the input whose effects began the current session.
     private var sessionLine = 0
-    private var rejoined = false
-    private let rejoinGraceMs: Int64 = 10_000
     // order (history paging)
     private var pendingHistory: [(ConversationKey, Int64, Int32)] = []
-    // reconnect: the attempt being waited for, and a foreground / network change that must restart it
-    private var waiting: (attempt: Int, since: Int64)?
-    private var resetDue: String?
     // chatroom attributes: the device-local rule the world's chatroom oracle applies, fed with
     // the frames read from the captured bytes
     private var kv: AttributeSyncRule
@@ -90,6 +85,7 @@ final class ReplayChecks {
         self.config = config
         self.startMs = startMs
         kv = AttributeSyncRule(requestTimeoutNanoseconds: config.requestTimeout.nanoseconds)
+        reconnect = ReconnectRule(config: config)
         inbound = InboundFrames(config: config)
     }
 
@@ -136,50 +132,54 @@ final class ReplayChecks {
 
     func appStarted() {
         notified = []       // a restarted app shows its messages afresh
-        inRoom = nil        // a new process is in no room
-        sessionStart = nil
-        connectedOnce = false
-        wasConnected = false
+        reconnect.appRestarted()
+        rejoin.appRestarted()   // a new process is in no room
         kv.appRestarted()
     }
 
     func appKilled(t: Int64, line: Int) {
-        checkRejoin(t: t, line: line)
-        sessionStart = nil
-        wasConnected = false
+        rejoinFindings(rejoin.due(at: t * 1_000_000))
+        rejoin.appRestarted()
         kv.appRestarted()
+        reconnect.appRestarted()
+    }
+
+    /// The device's wall clock stepped (a capture's times are wall-clock ms).
+    func clockStepped(byMs ms: Int64) {
+        reconnect.clockStepped(by: ms * 1_000_000)
+    }
+
+    private func rejoinFindings(_ findings: [RejoinRule.Finding]) {
+        for f in findings {
+            let since = f.since / 1_000_000
+            report("chatroom", line: sessionLine, t: since, conversation: ConversationKey(.chatroom, f.room),
+                   f.detail(sinceText: relativeTime(since, startMs)))
+        }
+    }
+
+    private func reconnectFindings(_ findings: [ReconnectRule.Finding], line: Int) {
+        // Timing waits for the captured timers and answers: meaningless once the replay diverged.
+        for f in findings where f.kind == .stop || serverAnswersFollow {
+            report("reconnect", line: line, t: f.at / 1_000_000, f.detail { relativeTime($0 / 1_000_000, self.startMs) })
+        }
     }
 
     // MARK: - Inputs
 
     func input(_ input: ClientInput, t: Int64, line: Int) {
         checkKVDeadlines(t: t)
+        rejoinFindings(rejoin.due(at: t * 1_000_000))
+        rejoinFindings(rejoin.input(input, at: t * 1_000_000))
+        // Reconnect deadlines passed before this input (a missing attempt, heartbeat, ping timeout).
+        reconnectFindings(reconnect.due(at: t * 1_000_000), line: line)
+        let frames = inbound.frames(device: 0, input: input)
+        reconnect.input(input, inbound: frames, at: t * 1_000_000)
         let kvOwedBefore = kv.nextDue
-        kv.input(input, inbound: inbound.frames(device: 0, input: input), at: t * 1_000_000)
+        kv.input(input, inbound: frames, at: t * 1_000_000)
         if let due = kv.nextDue, due != kvOwedBefore { kvDebtLine = line }
         switch input {
-        case .lifecycle(.foreground), .networkChanged(available: true):
-            expectReset = true
-            if let w = waiting, w.attempt > 0 {
-                if case .lifecycle = input { resetDue = "the app came to the foreground" } else { resetDue = "the network changed" }
-            }
-        case .api(.connect):
-            stoppedBy = nil
-        case .api(.disconnect):
-            stoppedBy = "disconnect()"
-        case .api(.logout):
-            stoppedBy = "logout()"
-        case .api(.joinChatroom(let r, _)), .api(.joinExistChatroom(let r, _)):
-            inRoom = r
-        case .api(.quitChatroom(let r)):
-            if inRoom == r { inRoom = nil }
         case .api(.getHistory(let conv, let before, let count)):
             pendingHistory.append((conv, before, count))
-        case .transport(.closed):
-            checkRejoin(t: t, line: line)
-            sessionStart = nil
-        case .networkChanged(available: false):
-            waiting = nil
         default:
             break
         }
@@ -200,22 +200,12 @@ final class ReplayChecks {
         let kvFound = kv.effects(effects, at: t * 1_000_000)
         if serverAnswersFollow { kvFindings(kvFound, line: line) }
         if let due = kv.nextDue, due != kvOwedBefore { kvDebtLine = line }
+        reconnectFindings(reconnect.effects(effects, at: t * 1_000_000), line: line)
+        let sessionBefore = rejoin.nextDue
+        rejoinFindings(rejoin.effects(effects, at: t * 1_000_000))
+        if let due = rejoin.nextDue, due != sessionBefore { sessionLine = line }
         var touched: [ConversationKey] = []
         func touch(_ c: ConversationKey) { if !touched.contains(c) { touched.append(c) } }
-        if let why = resetDue {
-            resetDue = nil
-            let restarted = effects.contains {
-                if case .note(.reconnectScheduled(0, _)) = $0 { return true }
-                if case .openConnection = $0 { return true }
-                return false
-            }
-            if !restarted, let w = waiting {
-                expectReset = false
-                report("reconnect", line: line, t: t,
-                       "\(why) while waiting for reconnect attempt \(w.attempt) (scheduled at \(relativeTime(w.since, startMs))): " +
-                       "the schedule should restart from 0 (an attempt now), but the device keeps waiting")
-            }
-        }
         for e in effects {
             switch e {
             // no-duplicate + order
@@ -256,12 +246,8 @@ final class ReplayChecks {
                     report("chatroom", line: line, t: t, conversation: ConversationKey(.chatroom, room),
                            "quit chatroom \(room) but \(count) of its messages are still in the store")
                 }
-                if inRoom == room { inRoom = nil }
             case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)):
                 forget(room: room)
-                if inRoom == room { inRoom = nil }
-            case .callback(.chatroomJoinFailed(let room, _)):
-                if inRoom == room { inRoom = nil }
             case .callback(.history(let conv, let msgs)):
                 guard let i = pendingHistory.firstIndex(where: { $0.0 == conv }) else { continue }
                 let (_, before, count) = pendingHistory.remove(at: i)
@@ -273,29 +259,6 @@ final class ReplayChecks {
                            "but the store holds \(expected.count) there" +
                            (missing.isEmpty ? " (in another order)" : "; never returned: " + missing.prefix(3).map { $0.messageUId ?? "#\($0.messageId)" }.joined(separator: ", ")))
                 }
-            // reconnect
-            case .note(.reconnectScheduled(let attempt, let delay)):
-                let schedule = config.reconnectSchedule
-                if expectReset && attempt != 0 {
-                    report("reconnect", line: line, t: t,
-                           "reconnect attempt \(attempt) (delay \(delay)) after a foreground/network change: the schedule should have restarted from 0")
-                } else {
-                    let want = schedule.isEmpty ? .zero : schedule[min(attempt, schedule.count - 1)]
-                    if delay != want {
-                        report("reconnect", line: line, t: t, "reconnect attempt \(attempt) scheduled after \(delay), the schedule says \(want)")
-                    }
-                }
-                expectReset = false
-                waiting = (attempt, t)
-            case .openConnection:
-                waiting = nil
-                if let why = stoppedBy {
-                    report("reconnect", line: line, t: t, "opened a connection by itself after \(why)")
-                    stoppedBy = nil
-                }
-            case .callback(.connectError(let code)):
-                stoppedBy = "connect error \(code)"
-                waiting = nil
             case .note(.syncState(_, let to, _)):
                 syncState = to
             case .note(.cursor(let cursorName, let value)) where cursorName == SyncCursor.inbox.name:
@@ -306,24 +269,6 @@ final class ReplayChecks {
                     report("no-loss", line: line, t: t,
                            "inbox cursor moved to \(value) by a direct delivery while the sync was \(syncState): older " +
                            "messages not yet pulled will never be (the next pull starts at \(value))")
-                }
-            case .callback(.connectionStatus(let s)):
-                if s != .connecting { waiting = nil }
-                if s == .kickedOfflineByOtherClient { stoppedBy = "being kicked by another device" }
-                if s == .connected {
-                    expectReset = false
-                    if connectedOnce && !wasConnected {
-                        sessionStart = t
-                        sessionLine = line
-                        rejoined = false
-                    }
-                    connectedOnce = true
-                }
-                wasConnected = s == .connected
-            // chatroom rejoin
-            case .send(_, let frames):
-                if frames.contains(where: { $0.topic == Topic.joinChrmR.rawValue || $0.topic == Topic.joinChrm.rawValue }) {
-                    rejoined = true
                 }
             default:
                 break
@@ -347,13 +292,6 @@ final class ReplayChecks {
                "unread count is \(stored.unreadCount) but \(expected) received counted messages are unread and not recalled")
     }
 
-    private func checkRejoin(t: Int64, line: Int) {
-        guard let start = sessionStart, let room = inRoom, !rejoined, t - start >= rejoinGraceMs else { return }
-        report("chatroom", line: sessionLine, t: start, conversation: ConversationKey(.chatroom, room),
-               "reconnected at \(relativeTime(start, startMs)) but never rejoined chatroom \(room) (no joinChrmR in \(SimDuration.milliseconds(t - start)))")
-        sessionStart = nil
-    }
-
     private func forget(room: String) {
         let key = ConversationKey(.chatroom, room)
         for uid in rows.keys.sorted() where rows[uid]!.0 == key {
@@ -364,8 +302,9 @@ final class ReplayChecks {
 
     /// End of the capture: rejoin deadline, the store's own duplicates, history order.
     func finish(store: IMStore, serverTimes: [String: Int64], t: Int64, line: Int) {
-        checkRejoin(t: t, line: line)
+        rejoinFindings(rejoin.finish(at: t * 1_000_000))
         checkKVDeadlines(t: t)
+        reconnectFindings(reconnect.due(at: t * 1_000_000), line: 0)
         // B10: one peer listed twice (a target id the offline path did not trim).
         let list = (try? store.conversationList(types: ConversationType.allCases)) ?? []
         var byTrimmed: [ConversationKey: ConversationKey] = [:]

@@ -174,7 +174,8 @@ public final class Replayer {
             core = nil
             replayedConn = nil
             return
-        case .clock:
+        case .clock(let ms):
+            checks.clockStepped(byMs: ms)
             return
         case .api(let call): clientInput = .api(call)
         case .opened: clientInput = .transport(.opened)

@@ -25,12 +25,10 @@ final class ChatroomOracle: Oracle {
     private var connectionDevice: [ConnectionID: String] = [:]
     // Rejoin tracking per device.
     private var inRoom: [Int: String] = [:]
-    private var connectedOnce: Set<Int> = []
-    private var sessionStart: [Int: SimTime] = [:]
-    private var rejoinedThisSession: Set<Int> = []
-    private let rejoinGrace = SimDuration.seconds(10)
-    /// (due, device, session start) of rejoins to check.
-    private var rejoinDeadlines: [(SimTime, Int, SimTime)] = []
+    /// The rejoin after every reconnect: the device-local rule shared with `imsim replay`.
+    private var rejoinRules: [RejoinRule] = []
+    /// (due, device) of rejoins to check, in time order (the grace is constant).
+    private var rejoinDeadlines: [(SimTime, Int)] = []
 
     // KV sync after a join (B8): the device-local rule shared with `imsim replay`.
     private var kvRules: [AttributeSyncRule] = []
@@ -94,8 +92,21 @@ final class ChatroomOracle: Oracle {
         }
     }
 
+    /// Feeds one device's rejoin rule and reports what it finds.
+    private func rejoin(_ world: World, _ d: Int, _ body: (inout RejoinRule) -> [RejoinRule.Finding]) {
+        while rejoinRules.count <= d { rejoinRules.append(RejoinRule()) }
+        let before = rejoinRules[d].nextDue
+        let findings = body(&rejoinRules[d])
+        if let due = rejoinRules[d].nextDue, due != before { rejoinDeadlines.append((SimTime(nanoseconds: due), d)) }
+        for f in findings {
+            suite.report(name, device: d, conversation: ConversationKey(.chatroom, f.room),
+                         f.detail(sinceText: SimTime(nanoseconds: f.since).description))
+        }
+    }
+
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
         let frames = suite.inboundFrames
+        rejoin(world, d) { $0.input(input, at: world.now.nanoseconds) }
         kv(world, d) { $0.input(input, inbound: frames, at: world.now.nanoseconds); return [] }
         switch input {
         case .api(.joinChatroom(let r, let n)), .api(.joinExistChatroom(let r, let n)):
@@ -107,20 +118,10 @@ final class ChatroomOracle: Oracle {
             rules.kvRequest(room: r, key: key, user: world.userId(ofDevice: d), force: force)
         case .transport(.closed):
             chrmPullsInFlight[world.deviceId(d)] = nil
-            checkRejoin(world, d)
-            sessionStart[d] = nil
             lastJoinWasRejoin.remove(d)
         default:
             break
         }
-    }
-
-    private func checkRejoin(_ world: World, _ d: Int) {
-        guard let start = sessionStart[d], let room = inRoom[d], !rejoinedThisSession.contains(d),
-              world.now - start >= rejoinGrace else { return }
-        sessionStart[d] = nil
-        suite.report(name, device: d, conversation: ConversationKey(.chatroom, room),
-                     "connected again at \(start) but never rejoined chatroom \(room) (no joinChrmR in \(world.now - start))")
     }
 
     /// Index (among the chrmPull frames of `bytes`) of the join pull: the last `chrmPull{syncTime
@@ -142,6 +143,7 @@ final class ChatroomOracle: Oracle {
 
     func world(_ world: World, device d: Int, effects: [ClientEffect]) {
         kv(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
+        rejoin(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
         let joined = effects.contains { if case .callback(.chatroomJoined) = $0 { true } else { false } }
         for e in effects {
             switch e {
@@ -153,7 +155,6 @@ final class ChatroomOracle: Oracle {
                     chrmPullsInFlight[world.deviceId(d), default: []].append(i == joinPull)
                 }
                 for f in frames where f.topic == Topic.joinChrmR.rawValue || f.topic == Topic.joinChrm.rawValue {
-                    rejoinedThisSession.insert(d)
                     // Only a first join pulls the newest `count`; a rejoin pulls from the room cursor.
                     if f.topic == Topic.joinChrm.rawValue {
                         lastJoinWasRejoin.remove(d)
@@ -163,21 +164,9 @@ final class ChatroomOracle: Oracle {
                     }
                 }
             case .closeConnection:
-                // The SDK gave up on its connection (ping or request timeout): a session shorter
-                // than the rejoin grace owed no rejoin; a pullKV on it may be lost, and the next
-                // connection owes the attributes afresh.
-                checkRejoin(world, d)
-                sessionStart[d] = nil
+                // The SDK gave up on its connection (ping or request timeout): the pulls on it
+                // are not answered (the rejoin rule judges the session itself).
                 chrmPullsInFlight[world.deviceId(d)] = nil
-            case .callback(.connectionStatus(.connected)):
-                // Every session start (the `connected` callback comes once per connect call,
-                // not on automatic reconnects, which are what needs the rejoin).
-                if connectedOnce.contains(d) {
-                    sessionStart[d] = world.now
-                    rejoinedThisSession.remove(d)
-                    rejoinDeadlines.append((world.now + rejoinGrace, d, world.now))
-                }
-                connectedOnce.insert(d)
             case .callback(.chatroomQuit(let room)):
                 let count = (try? world.store(ofDevice: d).messageCount(in: ConversationKey(.chatroom, room))) ?? 0
                 if count > 0 {
@@ -202,8 +191,7 @@ final class ChatroomOracle: Oracle {
         if case .lifecycle(let d, .killed) = note {
             chrmPullsInFlight[world.deviceId(d)] = nil
             inRoom[d] = nil
-            connectedOnce.remove(d)
-            sessionStart[d] = nil
+            rejoin(world, d) { $0.appRestarted(); return [] }
             lastJoinWasRejoin.remove(d)
             kv(world, d) { $0.appRestarted(); return [] }
         }
@@ -212,7 +200,7 @@ final class ChatroomOracle: Oracle {
     func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
         while let first = rejoinDeadlines.first, first.0 <= event.time {
             rejoinDeadlines.removeFirst()
-            if sessionStart[first.1] == first.2 { checkRejoin(world, first.1) }
+            rejoin(world, first.1) { $0.due(at: event.time.nanoseconds) }
         }
         // Deadlines are appended in time order (the grace is constant).
         while let first = kvDeadlines.first, first.0 <= event.time {
@@ -380,7 +368,7 @@ final class ChatroomOracle: Oracle {
 
     func finalCheck(_ world: World) {
         for d in (0..<world.deviceCount) where world.isRunning(device: d) {
-            checkRejoin(world, d)
+            rejoin(world, d) { $0.finish(at: world.now.nanoseconds) }
         }
     }
 }

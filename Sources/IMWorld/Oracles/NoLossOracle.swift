@@ -15,6 +15,15 @@ import SimKernel
 ///   for `chatroomGrace` (a connection lost before the pull is the protocol's documented
 ///   no-offline-cache behaviour, not a loss).
 /// Explained drops (server `dropped` events) remove the expectation for that user (or everyone).
+///
+/// **Time bound after heal**: a stored private/group/system message owed to a device reaches it
+/// within `deliveryBound` of the later of its acceptance and the moment the device's path last
+/// became healthy — judged while the device is running, in the foreground, expected online,
+/// with its network up, no partition, latency spike or disk fault on it or the server, and the
+/// server up. The bound comes from the spec's timers (im-semantics §5, wire-protocol §1.5): a
+/// link that died in the fault is found dead within heartbeat + ping timeout (30 s + 6 s), the
+/// next attempt comes within the longest backoff (64 s), the CONNACK within its timeout (5 s),
+/// and the pull is answered or failed within one request timeout (30 s): 135 s by default.
 final class NoLossOracle: Oracle {
     let name = "no-loss"
     unowned let suite: OracleSuite
@@ -37,7 +46,69 @@ final class NoLossOracle: Oracle {
     /// delivered since). `leaveRoom` visits only these instead of every message ever accepted.
     private var roomPending: [[String: [String]]] = []
 
+    /// The time bound after heal (see the type's comment), from the scenario's client config.
+    private(set) var deliveryBound = SimDuration.zero
+    /// Per device: non-chatroom messages owed, oldest first, with when they were accepted
+    /// (entries already delivered are dropped lazily when they reach the front).
+    private var owedInOrder: [[(uid: String, at: SimTime)]] = []
+    /// Per device: the last time something disturbed its path (a fault started or ended, the
+    /// network or the app's lifecycle changed, a connection was refused or timed out); the same
+    /// for the server.
+    private var disturbed: [SimTime] = []
+    private var serverDisturbed = SimTime.zero
+    /// (time, device) checks of the bound, sorted by time; stale entries are harmless.
+    private var boundChecks: [(SimTime, Int)] = []
+    private var lateReported: Set<Int> = []
+
     init(suite: OracleSuite) { self.suite = suite }
+
+    static func deliveryBound(_ c: ClientConfig) -> SimDuration {
+        c.heartbeatInterval + c.pingTimeout + (c.reconnectSchedule.max() ?? .zero) + c.connackTimeout + c.requestTimeout
+    }
+
+    private func armBound(_ t: SimTime, _ d: Int) {
+        var lo = 0, hi = boundChecks.count
+        while lo < hi { let mid = (lo + hi) / 2; if boundChecks[mid].0 <= t { lo = mid + 1 } else { hi = mid } }
+        boundChecks.insert((t, d), at: lo)
+    }
+
+    /// When the device's path last became healthy (a future time while a partition or spike lasts).
+    private func healthyFrom(_ world: World, _ d: Int) -> SimTime {
+        max(disturbed[d], serverDisturbed, world.devices[d].partitionedUntil, world.server.partitionedUntil, world.devices[d].spikeUntil)
+    }
+
+    /// Conditions without an end time of their own: re-judged at the note that ends them.
+    private func healthyNow(_ world: World, _ d: Int) -> Bool {
+        world.isRunning(device: d) && world.expectedOnline(d) && world.hasConnected(device: d) && world.devices[d].isForeground
+            && world.devices[d].networkUp && world.server.up
+            && world.devices[d].disk.map { !$0.faults.writeError && !$0.faults.full } ?? true
+    }
+
+    private func checkBound(_ world: World, _ d: Int, at t: SimTime) {
+        guard !lateReported.contains(d) else { return }
+        while let f = owedInOrder[d].first, pending[f.uid]?.contains(d) != true { owedInOrder[d].removeFirst() }
+        guard let f = owedInOrder[d].first, healthyNow(world, d) else { return }
+        let healthy = healthyFrom(world, d)
+        let due = max(f.at, healthy) + deliveryBound
+        guard t > due else { armBound(due, d); return }
+        let dropped = droppedFor[f.uid].map { $0.contains("*") || $0.contains(world.userId(ofDevice: d)) } ?? false
+        guard !dropped, let m = suite.paths.acceptedMessages[f.uid] else { owedInOrder[d].removeFirst(); armBound(t, d); return }
+        lateReported.insert(d)
+        let conv = m.conversation.type == .privateChat && world.userId(ofDevice: d) != m.senderUserId
+            ? ConversationKey(.privateChat, m.senderUserId) : m.conversation
+        let since = healthy > f.at ? "\(healthy) (its path healthy again, or the app connected)" : "it was accepted"
+        suite.report(name, device: d, conversation: conv, messageUId: f.uid,
+                     "late: \(f.uid) (\(m.objectName) from \(m.senderUserId), accepted at \(f.at)) has not reached " +
+                     "\(world.deviceId(d)) \(deliveryBound) after \(since), with the device online, in the foreground and " +
+                     "no fault on its path since (bound: heartbeat + ping timeout + longest backoff + CONNACK + request timeout)")
+    }
+
+    /// Something touched the device's path: judge its oldest owed message again once it is healthy.
+    private func disturb(_ world: World, _ d: Int) {
+        ensure(d)
+        disturbed[d] = world.now
+        if !owedInOrder[d].isEmpty { armBound(max(world.now, healthyFrom(world, d)) + deliveryBound, d) }
+    }
 
     /// Nothing is owed to a device that is expected online (the liveness phase waits for this).
     func allDelivered(_ world: World) -> Bool {
@@ -53,7 +124,7 @@ final class NoLossOracle: Oracle {
     private func ensure(_ d: Int) {
         while have.count <= d {
             have.append([]); appRoom.append(nil); joinedOnConnection.append(false); connected.append(false); generation.append(0)
-            roomPending.append([:])
+            roomPending.append([:]); owedInOrder.append([]); disturbed.append(.zero)
         }
     }
 
@@ -65,6 +136,9 @@ final class NoLossOracle: Oracle {
         case .api(.quitChatroom(let room)):
             if appRoom[d] == room { appRoom[d] = nil }
             leaveRoom(room, device: d)
+        case .api(.connect), .api(.disconnect), .api(.logout):
+            // The app chose to come online (or go offline): the bound starts again.
+            disturb(world, d)
         case .transport(.closed), .transport(.opened):
             connected[d] = false
             joinedOnConnection[d] = false
@@ -103,6 +177,18 @@ final class NoLossOracle: Oracle {
     }
 
     func world(_ world: World, note: WorldNote) {
+        switch note {
+        case .fault(_, let d?, _, _):
+            disturb(world, d)
+        case .network(let d, _), .lifecycle(let d, _), .connectionRefused(_, let d), .connectTimedOut(_, let d),
+             .clockStep(let d, _):
+            disturb(world, d)
+        case .fault(_, nil, _, _), .serverDown, .serverUp:
+            serverDisturbed = world.now
+            for d in owedInOrder.indices where !owedInOrder[d].isEmpty { armBound(world.now + deliveryBound, d) }
+        default:
+            break
+        }
         // A killed app is no longer in its room (a restarted SDK starts with none).
         if case .lifecycle(let d, .killed) = note {
             ensure(d)
@@ -130,6 +216,10 @@ final class NoLossOracle: Oracle {
     }
 
     func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
+        while let first = boundChecks.first, first.0 < event.time {
+            boundChecks.removeFirst()
+            checkBound(world, first.1, at: event.time)
+        }
         // Promote chatroom expectations whose connection survived the grace period.
         while let first = chatroomProbation.first, first.0 <= event.time {
             chatroomProbation.removeFirst()
@@ -182,6 +272,11 @@ final class NoLossOracle: Oracle {
             }
             for d in devices { ensure(d) }
             devices = devices.filter { !have[$0].contains(m.messageUId) }
+            if deliveryBound == .zero { deliveryBound = Self.deliveryBound(world.clientConfig) }
+            for d in devices {
+                if owedInOrder[d].isEmpty { armBound(max(world.now, healthyFrom(world, d)) + deliveryBound, d) }
+                owedInOrder[d].append((m.messageUId, world.now))
+            }
         }
         if pending[m.messageUId] == nil { pendingOrder.append(m.messageUId) }
         pending[m.messageUId, default: []] += devices

@@ -178,3 +178,62 @@ import Testing
         #expect(run.world.connectionStatus(ofDevice: bob) == .connected)
     }
 }
+
+/// no-loss's time bound after heal: an owed message reaches an online device within
+/// heartbeat + ping timeout + longest backoff + CONNACK + request timeout (135 s by default) of
+/// the later of its acceptance and the moment the device's path became healthy — judged during
+/// the run, not only at the end.
+@Suite struct NoLossTimeBoundTests {
+    static let bound = SimDuration.seconds(30 + 6 + 64 + 5 + 30)
+
+    /// B3 on a 5-minute run: OLD is never pulled. Reported 135 s after alice connected (10 s),
+    /// long before the end of the run.
+    @Test func b3IsReportedLateDuringTheRun() throws {
+        let s = try duo("loss-bound-b3", duration: "5m", client: bugs(["B3"], #""pingBeforeFirstPull": true"#),
+                        alice: #""autoConnect": false"#, script: """
+            {"at": "2s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "OLD"},
+            {"at": "10s", "device": "alice-phone", "action": "connect"},
+            {"at": "10.15s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "NEW"}
+            """)
+        #expect(NoLossOracle.deliveryBound(ClientConfig()) == Self.bound)
+        let (run, tap) = try runOracles(s)
+        let v = try #require(run.violations.first)
+        let old = try #require(tap.accepted.first)
+        let due = SimTime.zero + .seconds(10) + Self.bound
+        let at = try #require(tap.firstEvent(atOrAfter: due + SimDuration(nanoseconds: 1)))
+        expectReport(v, oracle: "no-loss", device: "alice-phone", conversation: ConversationKey(.privateChat, "bob"),
+                     index: at.index, time: at.time, scenario: "loss-bound-b3")
+        #expect(v.messageUId == old.messageUId)
+        #expect(v.detail.hasPrefix("late: ") && v.detail.contains("after 10.000s"), "\(v.detail)")
+        #expect(at.time < SimTime.zero + .minutes(5))
+    }
+
+    @Test func b3OffIsCleanOnTheLongRun() throws {
+        let s = try duo("loss-bound-clean", duration: "5m", client: bugs([], #""pingBeforeFirstPull": true"#),
+                        alice: #""autoConnect": false"#, script: """
+            {"at": "2s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "OLD"},
+            {"at": "10s", "device": "alice-phone", "action": "connect"},
+            {"at": "10.15s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "NEW"}
+            """)
+        let (run, _) = try runOracles(s)
+        expectClean(run)
+    }
+
+    /// alice is partitioned for 200 s while bob writes to her: the message is owed from the heal
+    /// (205 s), not from its acceptance (6 s) — clean, although it arrives well over 135 s after
+    /// it was accepted.
+    @Test func theBoundStartsAtTheHeal() throws {
+        let s = try duo("loss-bound-heal", duration: "6m", script: """
+            {"at": "5s", "action": "partition", "target": "alice-phone", "for": "200s"},
+            {"at": "6s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "while away"}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let alice = try run.device("alice-phone")
+        let m = try #require(tap.accepted.first)
+        let stored = try #require(tap.stores(of: m.messageUId, on: alice).first)
+        // The premise: delivered after the heal, more than the bound after acceptance.
+        #expect(stored.time > SimTime.zero + .seconds(205))
+        #expect(stored.time - (SimTime.zero + .seconds(6)) > Self.bound)
+    }
+}

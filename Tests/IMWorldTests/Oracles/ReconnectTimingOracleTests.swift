@@ -65,6 +65,21 @@ import Testing
         #expect(opens.contains { $0.nanoseconds == v.timeNanoseconds })
     }
 
+    /// A backoff that advances too slowly (each delay doubled): the second attempt after the
+    /// reset is due 0.25 s after the first failed one and comes 0.5 s after it — late. The core's
+    /// own note ("attempt 1, delay 0.5s") would agree with itself; only the measured time shows it.
+    @Test func backoffTooSlowIsReportedLate() throws {
+        let force = ForceConfig { $0.reconnectSchedule = $0.reconnectSchedule.map { $0 * 2 } }
+        let (run, tap) = try runOracles(outage(), observers: [force])
+        let v = try onlyViolation(run)
+        let alice = try run.device("alice-phone")
+        let opens = Self.opens(tap, alice).filter { $0 >= SimTime.zero + .seconds(5) }
+        #expect(v.oracle == "reconnect" && v.device == "alice-phone")
+        #expect(v.detail.contains("no reconnect attempt by") && v.detail.contains("attempt 1 after 250ms"), "\(v.detail)")
+        // Reported before the late attempt was made.
+        #expect(opens.count >= 2 && v.timeNanoseconds < opens[1].nanoseconds)
+    }
+
     /// A half-open connection at 40 s: nothing comes back. A core that waits 20 s for the
     /// PINGRESP keeps a dead connection past the 6 s of §5.
     func halfOpen() throws -> Scenario {
