@@ -242,6 +242,11 @@ public struct ClientConfig: Sendable, Hashable {
     /// runs on `:memory:` stores keep their clientUniqueIds (and the golden digests); the world
     /// turns it on for `client.store: device`.
     public var clientUniqueIdClockFloor = false
+    /// An own message's copy (sendbox pull, echo) that matches no unsent row of this process is
+    /// reconciled with the store: an unsent row of an earlier process is completed, a row lost
+    /// to a power loss is stored again from the copy (issue 28). Off by default (the golden
+    /// digests); the world turns it on for `client.store: device`.
+    public var restoreOwnRowsFromCopies = false
 
     public init() {}
 }
@@ -261,6 +266,8 @@ public struct ClientBugs: OptionSet, Sendable, Hashable {
     public static let b10 = ClientBugs(rawValue: 1 << 10)
     public static let b11 = ClientBugs(rawValue: 1 << 11)
     public static let b14 = ClientBugs(rawValue: 1 << 14)
+    public static let b15 = ClientBugs(rawValue: 1 << 15)
+    public static let b16 = ClientBugs(rawValue: 1 << 16)
 
     public init(_ switches: [BugSwitch]) {
         self = []

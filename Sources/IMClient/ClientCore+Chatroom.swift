@@ -23,6 +23,10 @@ extension ClientCore {
         guard session != nil else {
             return out.callback(.chatroomJoinFailed(roomId: roomId, code: ClientErrorCode.notConnected))
         }
+        guard !roomCleanupOwed(roomId) else {
+            // The room's old rows could not be removed yet (storage fault): the database error.
+            return out.callback(.chatroomJoinFailed(roomId: roomId, code: IMErrorCode.databaseError.rawValue))
+        }
         // One room at a time: joining another quits the first — only once the new join has
         // succeeded (im-semantics §6; `joinAnswered`). A failed join leaves the old room as it was.
         var input = RMTPChrmInput()
@@ -82,8 +86,7 @@ extension ClientCore {
         switch kind {
         case .join, .joinExisting:
             rooms.remove(roomId)
-            do { _ = try store.quitChatroom(roomId) } catch { storeError("forget chatroom \(roomId)", error) }
-            out.note(.chatroomState(roomId: roomId, joined: false))
+            clearRoomLocally(roomId, operation: "forget chatroom \(roomId)", reportQuit: false)
             out.callback(.chatroomJoinFailed(roomId: roomId, code: code))
         case .rejoin:
             guard code == IMErrorCode.requestTimeout.rawValue || session == nil else { return roomLost(roomId, code: code) }
@@ -146,15 +149,9 @@ extension ClientCore {
     /// Forgets every room (disconnect, logout, fatal stop).
     mutating func clearChatrooms(reason: String, callback: Bool) {
         for room in rooms.removeAll() {
-            do {
-                let r = try store.quitChatroom(room.roomId)
-                out.note(.changed(conversation: ConversationKey(.chatroom, room.roomId), messageIds: [],
-                                  what: "chatroom state cleared by \(reason) (\(r.deletedMessageCount) messages, \(r.removedKVCount) KV)"))
-            } catch {
-                storeError("clear chatroom \(room.roomId)", error)
+            clearRoomLocally(room.roomId, operation: "clear chatroom \(room.roomId)", reportQuit: callback) {
+                "chatroom state cleared by \(reason) (\($0.deletedMessageCount) messages, \($0.removedKVCount) KV)"
             }
-            out.note(.chatroomState(roomId: room.roomId, joined: false))
-            if callback { out.callback(.chatroomQuit(roomId: room.roomId)) }
         }
     }
 
@@ -165,23 +162,17 @@ extension ClientCore {
             query(.exitChrm, target: roomId, body: (try? ProtoBody.encode(input)) ?? [], .quit(roomId: roomId))
         }
         rooms.remove(roomId)
-        do {
-            let r = try store.quitChatroom(roomId)
-            out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
-                              what: "quit: \(r.deletedMessageCount) messages, \(r.removedKVCount) KV removed"))
-        } catch {
-            storeError("quit chatroom \(roomId)", error)
+        // `chatroomQuit` once the room's rows are gone (owed after a storage fault).
+        clearRoomLocally(roomId, operation: "quit chatroom \(roomId)", reportQuit: true) {
+            "quit: \($0.deletedMessageCount) messages, \($0.removedKVCount) KV removed"
         }
-        out.note(.chatroomState(roomId: roomId, joined: false))
-        out.callback(.chatroomQuit(roomId: roomId))
     }
 
     /// The server no longer has us in the room (kicked, banned: 23406/23409; gone: 23410): local
     /// state goes. The wire has no kick notice: the client learns it from a refused request.
     mutating func roomLost(_ roomId: String, code: Int32) {
         guard rooms.remove(roomId) != nil else { return }
-        do { _ = try store.quitChatroom(roomId) } catch { storeError("lost chatroom \(roomId)", error) }
-        out.note(.chatroomState(roomId: roomId, joined: false))
+        clearRoomLocally(roomId, operation: "lost chatroom \(roomId)", reportQuit: false)
         if code == IMErrorCode.chatroomNotExist.rawValue {
             out.callback(.chatroomDestroyed(roomId: roomId))
         } else {

@@ -95,8 +95,7 @@ extension ClientCore {
                                   reason: "dataTime \(m.dataTime) ≤ \(m.direction == .send ? "sendbox" : "inbox") cursor \(cursor)"))
                 continue
             }
-            if m.direction == .send, isOwnDevice(m.clientUniqueId) {
-                ownCopyReceived(m, path: "pull")
+            if m.direction == .send, isOwnDevice(m.clientUniqueId), !ownCopyReceived(m, path: "pull") {
                 continue
             }
             items.append(m)

@@ -80,7 +80,7 @@ extension ClientCore {
     /// never move a cursor. B1 accepts during a pull; B3 accepts whenever no pull is in flight
     /// and moves the cursor even when not in sync.
     mutating func directDelivery(_ m: IncomingMessage, path: String) {
-        if m.direction == .send, isOwnDevice(m.clientUniqueId) { return ownCopyReceived(m, path: path) }
+        if m.direction == .send, isOwnDevice(m.clientUniqueId), !ownCopyReceived(m, path: path) { return }
         let offlineType = config.registry.flags(for: m.objectName)?.offline ?? true
         var moveCursor = false
         if !offlineType || m.messageUId == nil {
@@ -116,22 +116,42 @@ extension ClientCore {
 
     /// A copy of a message this device sent (pulled back through the sendbox, or echoed): never
     /// stored twice. If the row is still unsent (its PUBACK was lost), the copy completes it.
-    mutating func ownCopyReceived(_ m: IncomingMessage, path: String) {
-        guard let cuid = m.clientUniqueId, let rowId = unsentOwnRows[cuid], let uid = m.messageUId else {
-            out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation, reason: "\(path): own message from this device"))
-            return
+    ///
+    /// With `restoreOwnRowsFromCopies` (device stores) a copy that matches no unsent row of this
+    /// process is reconciled with the store: an unsent row of an earlier process (its PUBACK or
+    /// SENT update was lost) is completed, and when no row holds the message at all (a power
+    /// loss took back its insert) the copy is stored like any received message: returns true
+    /// then, and the caller delivers it.
+    @discardableResult
+    mutating func ownCopyReceived(_ m: IncomingMessage, path: String) -> Bool {
+        var row = m.clientUniqueId.flatMap { unsentOwnRows[$0] }
+        if row == nil, config.restoreOwnRowsFromCopies, let cuid = m.clientUniqueId, let uid = m.messageUId {
+            do {
+                if try store.countRows(withUId: uid) == 0 {
+                    row = try store.unsentOwnMessageId(clientUniqueId: cuid)
+                    if row == nil { return true }
+                }
+            } catch {
+                storeError("own copy \(uid) from \(path)", error)
+            }
         }
-        unsentOwnRows[cuid] = nil
+        guard let cuid = m.clientUniqueId, let rowId = row, let uid = m.messageUId else {
+            out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation, reason: "\(path): own message from this device"))
+            return false
+        }
         do {
             let u = try store.markSent(messageId: rowId, messageUId: uid, sentTime: m.dataTime)
+            unsentOwnRows[cuid] = nil
             out.note(.changed(conversation: m.conversation, messageIds: [rowId],
                               what: u.updated ? "SENT \(uid) at \(m.dataTime) (completed by \(path))" : "own copy ignored: row not unsent"))
             if u.updated {
                 out.callback(.sendResult(messageId: rowId, messageUId: uid, sentTime: m.dataTime, error: nil))
             }
         } catch {
+            // The row stays unsent (in unsentOwnRows): the next copy or the PUBACK completes it.
             storeError("markSent from \(path)", error)
         }
+        return false
     }
 
     // MARK: Pipeline
@@ -151,6 +171,27 @@ extension ClientCore {
         // through `transaction` so its error is reported as before.
         let writes = !store.isOpen || (inbox ?? .min) > inboxCursor || (sendbox ?? .min) > sendboxCursor
             || kinds.contains { if case .transient = $0 { false } else { true } }
+        if config.bugs.contains(.b15), (inbox ?? .min) > inboxCursor || (sendbox ?? .min) > sendboxCursor {
+            // B15: the cursors are saved in their own transaction before the rows' one commits:
+            // a fault between the two (the rows' transaction fails, or a power loss keeps only
+            // the first commit) leaves the cursor past messages that were never stored.
+            do {
+                try store.atomicTransaction { store in
+                    if let inbox, inbox > inboxCursor { try store.setCursor(.inbox, to: inbox) }
+                    if let sendbox, sendbox > sendboxCursor { try store.setCursor(.sendbox, to: sendbox) }
+                }
+                if let inbox, inbox > inboxCursor {
+                    inboxCursor = inbox
+                    out.note(.cursor(name: SyncCursor.inbox.name, value: inbox))
+                }
+                if let sendbox, sendbox > sendboxCursor {
+                    sendboxCursor = sendbox
+                    out.note(.cursor(name: SyncCursor.sendbox.name, value: sendbox))
+                }
+            } catch {
+                storeError("\(path): save cursors (B15)", error)
+            }
+        }
         let mark = out.mark
         var committed = true
         do {

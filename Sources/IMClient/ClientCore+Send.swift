@@ -186,7 +186,6 @@ extension ClientCore {
             // B4: the row keeps the (possibly skewed) device-clock time of the send.
             sentTime = s.localTime
         }
-        unsentOwnRows[s.clientUniqueId] = nil
         if s.messageId != 0 {
             do {
                 let u = try store.markSent(messageId: s.messageId, messageUId: a.messageUId, sentTime: sentTime)
@@ -196,8 +195,19 @@ extension ClientCore {
                 out.note(.changed(conversation: s.conversation, messageIds: [s.messageId], what: what))
             } catch {
                 storeError("markSent", error)
+                if !config.bugs.contains(.b16) {
+                    // On the server, but the row still says SENDING: not acknowledged to the app
+                    // until the update commits (retried at every input); a pulled own copy may
+                    // complete the row first (it stays in unsentOwnRows). The sendbox cursor
+                    // stays, so a sendbox pull can still return that copy.
+                    owedSentMarks.append(OwedSentMark(send: s, messageUId: a.messageUId, sentTime: sentTime, serverTime: a.sentTime))
+                    return
+                }
+                // B16: marked SENT in memory and acknowledged to the app although the row update
+                // did not commit: the app shows sent, the store keeps SENDING and the local time.
             }
         }
+        unsentOwnRows[s.clientUniqueId] = nil
         out.callback(.sendResult(messageId: s.messageId, messageUId: a.messageUId, sentTime: sentTime, error: nil))
         // Own send: sendbox := PUBACK time — only when in sync, so that messages of the user's
         // other devices with an older dataTime that are still unpulled are not skipped.

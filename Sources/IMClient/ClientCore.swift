@@ -44,6 +44,9 @@ public struct ClientCore {
     /// A message the server delivered could not be stored (storage fault): the connection is out
     /// of sync until a pull stores it; the next `s_msg` (skipped meanwhile) starts that pull again.
     var pullAfterStoreFailure = false
+    /// Writes a storage fault left owed (ClientCore+StoreRetry), retried at every input.
+    var owedSentMarks: [OwedSentMark] = []
+    var owedRoomCleanups: [OwedRoomCleanup] = []
 
     /// Inbox cursor (server ms), cached from the store.
     public internal(set) var inboxCursor: Int64
@@ -73,6 +76,7 @@ public struct ClientCore {
     public mutating func handle(_ input: ClientInput, now: DeviceTime) -> [ClientEffect] {
         self.now = now
         if !startedUp { startUp() }
+        if hasOwedStoreWork { retryOwedStoreWork() }
         switch input {
         case .api(let call): api(call)
         case .transport(let event): transport(event)

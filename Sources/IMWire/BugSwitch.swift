@@ -1,7 +1,7 @@
 /// The known production bugs of im-semantics §8, each a switch in the real code path of the
 /// client or the server (all off by default). `Docs/bugs.md` describes each one.
 public enum BugSwitch: String, Sendable, Hashable, Codable, CaseIterable, Comparable, CustomStringConvertible {
-    case B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14
+    case B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14, B15, B16
 
     public var number: Int { Int(rawValue.dropFirst())! }
     public static func < (a: Self, b: Self) -> Bool { a.number < b.number }
@@ -36,6 +36,8 @@ public enum BugSwitch: String, Sendable, Hashable, Codable, CaseIterable, Compar
         case .B12: "reconnectKickEnable = true not honoured: a retrying device still kicks the mobile device in use"
         case .B13: "low-priority chatroom messages take reserved high slots → high-priority drops"
         case .B14: "recall of an unread message does not decrement unread → badge drift"
+        case .B15: "cursor saved in its own transaction before the received rows commit → a storage fault between them loses the rows for good"
+        case .B16: "send acknowledged to the app before its SENT update commits → disk full: the app shows sent, the store keeps SENDING"
         }
     }
 
@@ -52,5 +54,5 @@ public enum BugSwitch: String, Sendable, Hashable, Codable, CaseIterable, Compar
 
 public struct BugListError: Error, Sendable, CustomStringConvertible {
     public var id: String
-    public var description: String { "unknown bug switch \"\(id)\" (known: B1…B14)" }
+    public var description: String { "unknown bug switch \"\(id)\" (known: B1…B16)" }
 }

@@ -11,7 +11,7 @@ struct BenchBugs: ParsableCommand {
         commandName: "bugs",
         abstract: "Bug zoo: seeds until first detection, wall time and shrunk size, per bug.",
         discussion: """
-            For each bug B1–B14, runs its generic scenario (the table in Docs/bugs.md; never the bug's \
+            For each bug B1–B16, runs its generic scenario (the table in Docs/bugs.md; never the bug's \
             own minimal Traces/bugs/Bn.json) with only that switch on, seed after seed from each of \
             --offsets starting seeds (1, 1+--stride, …), until the first violation or --max-seeds. \
             Seeds-to-detection is the median over the offsets (a miss counts as --max-seeds + 1 and \
@@ -60,6 +60,8 @@ struct BenchBugs: ParsableCommand {
         .B12: Target(scenario: "everyday", oracle: "reconnect-kick"),  // B12 needs reconnectKickEnable (issue 22): everyday stays clean
         .B13: Target(scenario: "chatroom-storm", oracle: "chatroom"),
         .B14: Target(scenario: "quickstart", oracle: "unread"),
+        .B15: Target(scenario: "quickstart-storage", oracle: "no-loss"),  // storage faults: device stores (issue 28)
+        .B16: Target(scenario: "quickstart-storage", oracle: "order"),
     ]
 
     struct Row: Codable {

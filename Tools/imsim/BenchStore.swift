@@ -12,7 +12,9 @@ struct BenchStore: ParsableCommand {
             (one prepared INSERT, all rows in one transaction), storeReceived per message (dedup \
             lookup + insert + conversation update, one transaction each, as the client does it), \
             and storeReceived in batches (one transaction per batch). Prints rates and the ratios \
-            to the floor (goal: at least 50%). --file runs on a WAL-mode file instead of :memory:.
+            to the floor (goal: at least 50%). --file runs on a WAL-mode file instead of :memory:; \
+            --device on a simulated device disk (the storage-fault VFS, WAL, synchronous=NORMAL, \
+            issue 28): compare its rates with a :memory: run for the VFS's cost.
             """
     )
 
@@ -21,6 +23,7 @@ struct BenchStore: ParsableCommand {
     @Option(help: "Messages per transaction in the batched run.") var batch = 100
     @Option(help: "Timed repetitions of each run; the best is reported.") var repetitions = 3
     @Option(help: "Run on this database file (WAL) instead of :memory:; it must not exist and is removed afterwards.") var file: String?
+    @Flag(help: "Run on a simulated device disk (the storage-fault VFS, as `client.store: device`) instead of :memory:.") var device = false
     @Option(help: .hidden) var only: Int?  // run just variant 0 (raw), 1 (per message) or 2 (batched), for profiling
     @Flag(help: "Small run that only proves the build works (CI).") var quick = false
     @Flag(help: "Print JSON instead of text.") var json = false
@@ -30,6 +33,7 @@ struct BenchStore: ParsableCommand {
         guard conversations >= 1 else { throw ValidationError("--conversations must be at least 1") }
         guard batch >= 1 else { throw ValidationError("--batch must be at least 1") }
         guard repetitions >= 1 else { throw ValidationError("--repetitions must be at least 1") }
+        if device, file != nil { throw ValidationError("--device and --file exclude each other") }
         if let f = file {
             for p in [f, f + "-wal", f + "-shm"] where FileManager.default.fileExists(atPath: p) {
                 throw ValidationError("--file \(f): \(p) exists; the benchmark creates and deletes its own file")
@@ -70,7 +74,7 @@ struct BenchStore: ParsableCommand {
         let n = messages ?? (quick ? 20_000 : 200_000)
         let reps = quick ? 1 : repetitions
         let input = StoreBenchmark.messages(count: n, conversations: conversations)
-        let place = file.map { "\($0) (WAL, synchronous=NORMAL)" } ?? ":memory:"
+        let place = file.map { "\($0) (WAL, synchronous=NORMAL)" } ?? (device ? "simulated device disk (VFS, WAL, synchronous=NORMAL)" : ":memory:")
         if !json {
             print("imsim bench store — \(n) received messages over \(conversations) conversations, \(place), best of \(reps) (\(IMSimVersion.buildConfiguration) build, SQLite \(SQLiteInfo.version))")
         }
@@ -91,7 +95,7 @@ struct BenchStore: ParsableCommand {
                     continue
                 }
                 removeFiles()
-                let store = try file.map { try IMStore.file($0) } ?? IMStore.inMemory()
+                let store = try device ? IMStore(location: .device(SimDisk(seed: 1))) : file.map { try IMStore.file($0) } ?? IMStore.inMemory()
                 let c0 = CPUClock.threadSeconds()
                 let (_, secs) = try Stopwatch.time { try v.work(store) }
                 cpu[i].append(CPUClock.threadSeconds() - c0)
@@ -109,7 +113,7 @@ struct BenchStore: ParsableCommand {
                        cpuSeconds: cpu[i], bestSeconds: best, perSecond: Double(n) / best, cpuPerSecond: Double(n) / bestCPU,
                        ratioToRawFloor: Double(n) / best / floorWall, cpuRatioToRawFloor: Double(n) / bestCPU / floorCPU)
         }
-        let report = Report(build: IMSimVersion.buildConfiguration, database: file == nil ? ":memory:" : "file (WAL)",
+        let report = Report(build: IMSimVersion.buildConfiguration, database: device ? "device (VFS)" : file == nil ? ":memory:" : "file (WAL)",
                             sqliteVersion: SQLiteInfo.version, messages: n, conversations: conversations, batch: batch,
                             repetitions: reps, runs: runs)
         if json {

@@ -151,7 +151,7 @@ public struct CaptureHeader: Sendable, Equatable {
         var bugs: [BugSwitch] = []
         for (i, b) in try r.array("bugs").enumerated() {
             guard let s = b.stringValue, let sw = BugSwitch(rawValue: s) else {
-                throw r.fail("bugs[\(i)]", .invalidField, "unknown bug switch (known: B1…B14)")
+                throw r.fail("bugs[\(i)]", .invalidField, "unknown bug switch (known: B1…B16)")
             }
             guard sw.side == .client else { throw r.fail("bugs[\(i)]", .invalidField, "\(sw) is not a client bug switch") }
             bugs.append(sw)

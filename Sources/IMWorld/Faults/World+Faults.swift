@@ -100,22 +100,36 @@ extension World {
             note(.fault(kind, device: nil, started: true, detail: "down for \(len)"))
             serverCrash(downFor: len)
         case .powerLoss, .powerLossTorn:
-            guard let disk = devices[d].disk else { return }
-            let len = faultDuration(kind, default: .seconds(5)...SimDuration.seconds(60))
-            let wasRunning = devices[d].isRunning
-            appKill(d)
-            devices[d].store.crash()
-            let lost = disk.losePower(torn: kind == .powerLossTorn)
-            note(.fault(kind, device: d, started: true, detail: "\(lost) unsynced sectors; boot after \(len)"))
-            reopenStore(d)
-            if wasRunning { sim.schedule(.appStart(device: Int32(d)), to: node(d), after: len) }
+            guard devices[d].disk != nil else { return }
+            powerLoss(d, torn: kind == .powerLossTorn, bootAfter: faultDuration(kind, default: .seconds(5)...SimDuration.seconds(60)))
         case .ioError, .diskFull:
-            guard let disk = devices[d].disk else { return }
-            let len = faultDuration(kind, default: .seconds(1)...SimDuration.seconds(30))
-            if kind == .ioError { disk.faults.writeError = true } else { disk.faults.full = true }
-            note(.fault(kind, device: d, started: true, detail: "for \(len)"))
-            sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)
+            guard devices[d].disk != nil else { return }
+            storageErrorWindow(kind, device: d, for: faultDuration(kind, default: .seconds(1)...SimDuration.seconds(30)))
         }
+    }
+
+    /// The device loses power: the app dies, everything not synced is lost (torn: partly), the
+    /// store is reopened (SQLite recovers) and the app starts again after `len` if it ran.
+    /// A device without a simulated disk is left alone.
+    func powerLoss(_ d: Int, torn: Bool, bootAfter len: SimDuration, script: Bool = false) {
+        guard let disk = devices[d].disk else { return }
+        let wasRunning = devices[d].isRunning
+        appKill(d)
+        devices[d].store.crash()
+        let lost = disk.losePower(torn: torn)
+        note(.fault(torn ? .powerLossTorn : .powerLoss, device: d, started: true,
+                    detail: "\(lost) unsynced sectors; boot after \(len)" + (script ? " (script)" : "")))
+        reopenStore(d)
+        if wasRunning { sim.schedule(.appStart(device: Int32(d)), to: node(d), after: len) }
+    }
+
+    /// Every write of the device's store fails (`ioError`: SQLITE_IOERR_WRITE) or every write
+    /// growing a file fails (`diskFull`: SQLITE_FULL) for `len`.
+    func storageErrorWindow(_ kind: FaultKind, device d: Int, for len: SimDuration, script: Bool = false) {
+        guard let disk = devices[d].disk else { return }
+        if kind == .ioError { disk.faults.writeError = true } else { disk.faults.full = true }
+        note(.fault(kind, device: d, started: true, detail: "for \(len)" + (script ? " (script)" : "")))
+        sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)
     }
 
     /// Opens the device's store again after a kill or power loss (SQLite recovers the WAL). If

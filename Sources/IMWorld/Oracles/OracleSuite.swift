@@ -23,6 +23,7 @@ public struct OracleOptions: Sendable {
         + [ReconnectKickPolicyOracle.oracleName]
         + [UnreadModelOracle.oracleName, DeliveryOrderOracle.oracleName, RecallCopiesOracle.oracleName,
            ResendIdentityOracle.oracleName]
+        + [StorageOracle.oracleName]
 
     public init(enabled: Set<String> = Set(OracleOptions.allNames), stopAtFirstViolation: Bool = true,
                 scenarioArgument: String) {
@@ -63,6 +64,7 @@ public final class OracleSuite: WorldObserver {
         ] + [ReconnectKickPolicyOracle(suite: self)]
             + [UnreadModelOracle(suite: self), DeliveryOrderOracle(suite: self), RecallCopiesOracle(suite: self),
                ResendIdentityOracle(suite: self)]
+            + [StorageOracle(suite: self)]
         oracles = all.filter { options.enabled.contains($0.name) }
         world.addObserver(self)
         for o in oracles { world.addObserver(o) }
@@ -71,6 +73,9 @@ public final class OracleSuite: WorldObserver {
         }
         if let recall = oracles.first(where: { $0 is RecallCopiesOracle }) as? RecallCopiesOracle {
             world.convergenceChecks.append { recall.allTold($0) }
+        }
+        if let storage = oracles.first(where: { $0 is StorageOracle }) as? StorageOracle {
+            world.convergenceChecks.append { storage.allRecovered($0) }
         }
     }
 

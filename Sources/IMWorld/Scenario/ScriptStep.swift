@@ -20,6 +20,7 @@ public struct ScriptStep: Codable, Sendable, Equatable {
         case to, type, text, content, count, interval, timeLimit, conversation, room, key, value, autoDelete, force
         case state, by, target, factor, downFor, user, pushText, mention, pages, message
         case group, users, blocked, enabled
+        case torn
         case `for` = "for"
     }
 
@@ -135,6 +136,11 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             }
             action = .latencySpike(factor: factor, for: try duration(.for))
         case .serverCrash: action = .serverCrash(downFor: try duration(.downFor))
+        case .powerLoss:
+            action = .powerLoss(torn: try c.decodeIfPresent(Bool.self, forKey: .torn) ?? false,
+                                downFor: try c.decodeIfPresent(DurationValue.self, forKey: .downFor)?.duration ?? .seconds(10))
+        case .ioError: action = .storageFault(.ioError, for: try duration(.for))
+        case .diskFull: action = .storageFault(.diskFull, for: try duration(.for))
         case .banChatroomUser:
             action = .server(.banChatroomUser(room: try c.decode(String.self, forKey: .room), user: try c.decode(String.self, forKey: .user), for: try duration(.for)))
         case .muteChatroomUser:
@@ -203,6 +209,10 @@ public struct ScriptStep: Codable, Sendable, Equatable {
         case .partition(let t, let d): try c.encode(t, forKey: .target); try c.encode(DurationValue(d), forKey: .for)
         case .latencySpike(let f, let d): try c.encode(f, forKey: .factor); try c.encode(DurationValue(d), forKey: .for)
         case .serverCrash(let d): try c.encode(DurationValue(d), forKey: .downFor)
+        case .powerLoss(let torn, let d):
+            if torn { try c.encode(torn, forKey: .torn) }
+            try c.encode(DurationValue(d), forKey: .downFor)
+        case .storageFault(_, let d): try c.encode(DurationValue(d), forKey: .for)
         case .server(let call):
             switch call {
             case .banChatroomUser(let r, let u, let d), .muteChatroomUser(let r, let u, let d):
@@ -309,12 +319,18 @@ public enum ScriptAction: Sendable, Equatable {
     case server(ServerScriptCall)
     /// A typing status (RC:TypSts, STATUS) to the conversation; the SDK skips repeats within 6 s.
     case typing(ConversationKey)
+    /// The device loses power (device store only): app killed, unsynced writes lost (`torn`:
+    /// some survive, some half-written), the app starts again after `downFor`.
+    case powerLoss(torn: Bool, downFor: SimDuration)
+    /// `ioError` or `diskFull` on the device's simulated disk for a window.
+    case storageFault(FaultKind, for: SimDuration)
 
     public enum Kind: String, CaseIterable, Sendable {
         case connect, disconnect, logout, send, resend, recall, read, clearUnread, join, joinExist, quit, setKV, removeKV,
              getKV, history, background, foreground, kill, restart, network, clockStep, partition, reset, halfOpen,
              latencySpike, serverCrash, banChatroomUser, muteChatroomUser, destroyChatroom, systemMessage, broadcast,
-             typing, addGroupMembers, removeGroupMembers, blockUser, createChatroom, keepAliveChatroom, setChatroomWhitelist
+             typing, addGroupMembers, removeGroupMembers, blockUser, createChatroom, keepAliveChatroom, setChatroomWhitelist,
+             powerLoss, ioError, diskFull
 
         var parameters: [String] {
             switch self {
@@ -331,6 +347,8 @@ public enum ScriptAction: Sendable, Equatable {
             case .clockStep: ["by"]
             case .partition: ["target", "for"]
             case .latencySpike: ["factor", "for"]
+            case .powerLoss: ["torn", "downFor"]
+            case .ioError, .diskFull: ["for"]
             case .serverCrash: ["downFor"]
             case .banChatroomUser, .muteChatroomUser: ["room", "user", "for"]
             case .systemMessage: ["user", "text"]
@@ -401,6 +419,8 @@ public enum ScriptAction: Sendable, Equatable {
             case .setChatroomWhitelist: .setChatroomWhitelist
             }
         case .typing: .typing
+        case .powerLoss: .powerLoss
+        case .storageFault(let kind, _): kind == .diskFull ? .diskFull : .ioError
         }
     }
 }

@@ -41,6 +41,7 @@ extension World {
         // option on every recall).
         c.bugs = ClientBugs(s.client.bugs + (s.client.recallDecrementsUnread ? [] : [.B14]))
         c.clientUniqueIdClockFloor = s.client.store == .device
+        c.restoreOwnRowsFromCopies = s.client.store == .device
         return c
     }
 

@@ -137,6 +137,10 @@ extension World {
         case .serverCrash(let downFor):
             note(.fault(.serverCrash, device: nil, started: true, detail: "down for \(downFor) (script)"))
             serverCrash(downFor: downFor)
+        case .powerLoss(let torn, let downFor):
+            if let d { powerLoss(d, torn: torn, bootAfter: downFor, script: true) }
+        case .storageFault(let kind, let length):
+            if let d { storageErrorWindow(kind, device: d, for: length, script: true) }
         case .server(let call):
             guard server.up else { return }
             serverInput(.api(serverCall(call)))
