@@ -78,8 +78,12 @@ public enum ClientAPICall: Hashable, Sendable {
     case getChatroomKV(roomId: String)
     /// Local history page (messageId cursor, -1 = newest, ≤ 20).
     case getHistory(conversation: ConversationKey, beforeMessageId: Int64, count: Int32)
-    /// Cloud history (qryPMsg/qryGMsg/qryCHMsg).
+    /// Cloud history (qryPMsg/qryGMsg/qryCHMsg): the newest `count` (1…200) messages sent before
+    /// `beforeTime` (server ms; 0 = now), HistoryMsgInput order 0.
     case getRemoteHistory(conversation: ConversationKey, beforeTime: Int64, count: Int32)
+    /// Cloud history the other way: the oldest `count` (1…200) messages sent after `afterTime`
+    /// (server ms), HistoryMsgInput order 1 (im-semantics §6: "before/after a ms timestamp").
+    case getRemoteHistoryAfter(conversation: ConversationKey, afterTime: Int64, count: Int32)
 }
 
 public enum TransportEvent: Hashable, Sendable {

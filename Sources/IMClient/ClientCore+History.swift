@@ -32,7 +32,8 @@ extension ClientCore {
         return page
     }
 
-    mutating func remoteHistory(_ conversation: ConversationKey, before time: Int64, count: Int32) {
+    /// `after`: the oldest `count` after `time` (order 1); else the newest `count` before it (order 0).
+    mutating func remoteHistory(_ conversation: ConversationKey, time: Int64, count: Int32, after: Bool) {
         guard (1...200).contains(count), let topic = Topic.history(of: conversation.type) else {
             return out.callback(.remoteHistory(conversation: conversation, messages: [], error: IMErrorCode.invalidParameter.rawValue))
         }
@@ -43,7 +44,7 @@ extension ClientCore {
         input.targetID = conversation.targetId
         input.time = time
         input.count = count
-        input.order = 0
+        input.order = after ? 1 : 0
         query(topic, target: conversation.targetId, body: (try? ProtoBody.encode(input)) ?? [], .remoteHistory(conversation))
     }
 

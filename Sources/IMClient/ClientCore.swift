@@ -185,7 +185,9 @@ public struct ClientCore {
         case .getHistory(let conversation, let before, let count):
             localHistory(conversation, before: before, count: count)
         case .getRemoteHistory(let conversation, let before, let count):
-            remoteHistory(conversation, before: before, count: count)
+            remoteHistory(conversation, time: before, count: count, after: false)
+        case .getRemoteHistoryAfter(let conversation, let after, let count):
+            remoteHistory(conversation, time: after, count: count, after: true)
         }
     }
 

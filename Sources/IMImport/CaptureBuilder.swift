@@ -411,7 +411,13 @@ public final class CaptureBuilder {
             case .qryPMsg, .qryGMsg, .qryCHMsg:
                 guard let h = try? q.decodeBody(RMTPHistoryMsgInput.self) else { return nil }
                 let type: ConversationType = topic == .qryPMsg ? .privateChat : topic == .qryGMsg ? .group : .chatroom
-                return (.api(.getRemoteHistory(conversation: ConversationKey(type, q.targetId), beforeTime: h.time, count: h.count)),
+                let conv = ConversationKey(type, q.targetId)
+                // order 1 asks for the messages after the time (im-semantics §6: before/after).
+                if h.order == 1 {
+                    return (.api(.getRemoteHistoryAfter(conversation: conv, afterTime: h.time, count: h.count)),
+                            "QUERY \(topic) \(q.targetId) after \(h.time) count \(h.count)")
+                }
+                return (.api(.getRemoteHistory(conversation: conv, beforeTime: h.time, count: h.count)),
                         "QUERY \(topic) \(q.targetId) before \(h.time) count \(h.count)")
             case .updRRTime:
                 guard let r = try? q.decodeBody(RMTPSessionMsgReadInput.self) else { return nil }

@@ -42,6 +42,9 @@ public enum ServerAPICall: Hashable, Sendable {
     case banChatroomUser(roomId: String, userId: String, durationMs: Int64)
     case muteChatroomUser(roomId: String, userId: String, durationMs: Int64)
     case setChatroomUserWhitelist(roomId: String, userIds: [String])
+    /// The app's chatroom message whitelist (replaces it): messages of these types are never
+    /// dropped by a room's quota (im-semantics §6). Starts as `config.chatroom.whitelistTypes`.
+    case setChatroomMessageWhitelist(objectNames: [String])
     case muteGroupUser(groupId: String, userId: String, muted: Bool)
     case addGroupMembers(groupId: String, userIds: [String])
     case removeGroupMembers(groupId: String, userIds: [String])

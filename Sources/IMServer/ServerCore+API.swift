@@ -34,6 +34,8 @@ extension ServerCore {
         case .setChatroomUserWhitelist(let roomId, let userIds):
             admin.chatroomWhitelists[roomId] = userIds.isEmpty ? nil : Set(userIds)
             directory.chatroomWhitelists[roomId] = userIds.isEmpty ? nil : userIds
+        case .setChatroomMessageWhitelist(let objectNames):
+            admin.chatroomWhitelistTypes = Set(objectNames)
         case .muteGroupUser(let groupId, let userId, let muted):
             if muted { directory.groupMutes[groupId, default: []].insert(userId) } else { directory.groupMutes[groupId]?.remove(userId) }
         case .addGroupMembers(let groupId, let userIds):

@@ -24,7 +24,7 @@ extension ServerCore {
         // The drop policy.
         let whitelist = admin.whitelist(roomId)
         let priority: ChatroomQuota.Priority =
-            rules.whitelistTypes.contains(req.up.classname) || whitelist.contains(me) ? .whitelisted
+            admin.chatroomWhitelistTypes.contains(req.up.classname) || whitelist.contains(me) ? .whitelisted
             : (rules.lowPriorityTypes.contains(req.up.classname) || flags.chatroomPriority == .low ? .low : .high)
         let c = config.chatroom
         let slot = store.rooms[roomId]!.quota.admit(priority, now: now, windowMs: c.quotaWindowMs, capacity: c.quotaCapacity,

@@ -25,6 +25,9 @@ extension ServerCore {
     /// Open connections (authenticated or not), sorted.
     public var openConnections: [ConnectionID] { connections.keys.sorted() }
 
+    /// The chatroom message-type whitelist in force (the config's, or the last server-API set).
+    public var chatroomWhitelistTypes: Set<String> { admin.chatroomWhitelistTypes }
+
     /// Users with at least one online session, sorted.
     public var onlineUsers: [String] { online.keys.sorted() }
 

@@ -37,6 +37,7 @@ public struct ServerCore: Sendable {
             groups[g] = s
         }
         admin.keptAlive = Set(directory.chatrooms)
+        admin.chatroomWhitelistTypes = rules.whitelistTypes
         for (room, users) in directory.chatroomWhitelists { admin.chatroomWhitelists[room] = Set(users) }
         for r in directory.chatrooms { store.rooms[r] = Chatroom(id: r, now: 0) }
     }

@@ -40,6 +40,8 @@ struct AdminState: Sendable {
     var chatroomBans: [RoomUserKey: Int64] = [:]
     var chatroomMutes: [RoomUserKey: Int64] = [:]
     var chatroomWhitelists: [String: Set<String>] = [:]
+    /// The chatroom message-type whitelist (app-wide; set through the server API at run time).
+    var chatroomWhitelistTypes: Set<String> = []
 
     func banned(_ room: String, _ user: String, now: Int64) -> Bool {
         (chatroomBans[RoomUserKey(roomId: room, userId: user)] ?? .min) > now

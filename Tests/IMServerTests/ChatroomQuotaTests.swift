@@ -91,4 +91,34 @@ import Testing
         }
         #expect([send(a, at: 0), send(a, at: 50), send(a, at: 199), send(b, at: 199), send(a, at: 200)] == [true, true, false, true, true])
     }
+    /// The message-type whitelist changed at run time (issue 22, server API): with a full window
+    /// a gift is dropped before its type is whitelisted, passes after, and is dropped again once
+    /// the whitelist is emptied.
+    @Test func messageWhitelistChangedAtRunTime() {
+        var cfg = ServerConfig()
+        cfg.rateLimitPerSecond = 0
+        cfg.chatroom.quotaCapacity = 1
+        cfg.chatroom.quotaReservedHigh = 1
+        var h = Harness(config: cfg)
+        let a = h.online("alice")
+        let b = h.online("bob")
+        _ = h.join(a, room: "r")
+        _ = h.join(b, room: "r")
+        func passes(_ type: String, window: Int64) -> Bool {
+            // The window's one slot goes to a text first; then the message under test.
+            h.now = 1_700_000_000_000 + window * 200
+            _ = h.sendRaw(a, to: "r", objectName: "RC:TxtMsg", bytes: Array(#"{"content":"x"}"#.utf8), topic: .chatMsg)
+            h.now += 1
+            let out = h.sendRaw(a, to: "r", objectName: type, bytes: Array(#"{"gift":1}"#.utf8), topic: .chatMsg).1
+            return !out.drops.contains { $0.reason == .chatroomQuota }
+        }
+        #expect(h.core.chatroomWhitelistTypes.isEmpty)
+        #expect(!passes("app:Gift", window: 0))
+        h.run(.api(.setChatroomMessageWhitelist(objectNames: ["app:Gift"])))
+        #expect(h.core.chatroomWhitelistTypes == ["app:Gift"])
+        #expect(passes("app:Gift", window: 1))
+        #expect(!passes("app:Rose", window: 2), "only the listed types")
+        h.run(.api(.setChatroomMessageWhitelist(objectNames: [])))
+        #expect(!passes("app:Gift", window: 3))
+    }
 }

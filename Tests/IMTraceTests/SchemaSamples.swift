@@ -76,6 +76,7 @@ enum Samples {
             .removeChatroomKV(roomId: "lobby", key: "k", force: true), .getChatroomKV(roomId: "lobby"),
             .getHistory(conversation: group, beforeMessageId: -1, count: 20),
             .getRemoteHistory(conversation: group, beforeTime: epoch - 86_400_000, count: 200),
+            .getRemoteHistoryAfter(conversation: group, afterTime: epoch - 3_600_000, count: 1),
             .transportOpened, .transportBytes(TraceBytes(count: 1400)), .transportBytes(TraceBytes(bytes: [0x32, 0, 255])),
             .transportClosed(.closedByPeer), .lifecycle(.background), .lifecycle(.foreground), .networkChanged(available: true),
             .wallClock(offsetMs: -2000)]
@@ -127,7 +128,8 @@ enum Samples {
             .setChatroomUserWhitelist(roomId: "r", userIds: ["a", "b"]), .muteGroupUser(groupId: "g", userId: "u", muted: true),
             .addGroupMembers(groupId: "g", userIds: ["x"]), .removeGroupMembers(groupId: "g", userIds: []),
             .blockUser(userId: "u", blocked: false), .sendSystemMessage(toUserId: "u", objectName: "RC:TxtMsg", content: .of("sys", keep: false)),
-            .broadcast(objectName: "RC:InfoNtf", content: .of("all", keep: true))]
+            .broadcast(objectName: "RC:InfoNtf", content: .of("all", keep: true)),
+            .setChatroomMessageWhitelist(objectNames: ["app:Gift", "RC:TxtMsg"])]
         e += sin.map { .serverInput($0) }
         e += serverTimers.map { .serverInput(.timerFired($0)) }
         // Server effects

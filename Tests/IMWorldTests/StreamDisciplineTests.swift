@@ -176,4 +176,65 @@ import Testing
         }
         #expect(moved > 10 && moved < 70)
     }
+
+    /// Skipping the random prefix (`randomFrom`) leaves every later occurrence as it was: the
+    /// sends after it (times, peers, contents) and the partitions after it (times, devices,
+    /// durations); nothing random runs before it.
+    @Test func skippingTheRandomPrefixLeavesLaterOccurrencesAsTheyWere() throws {
+        for seed: UInt64 in [3, 17] {
+            let full = try Self.run(try Self.crowd(), seed: seed)
+            var cut = try Self.crowd()
+            cut.randomFrom = DurationValue(.minutes(1))
+            let skipped = try Self.run(cut, seed: seed)
+            let from = SimTime.zero + .minutes(1)
+            #expect(skipped.sends.allSatisfy { $0.time >= from })
+            #expect(skipped.sends == full.sends.filter { $0.time >= from }, "seed \(seed)")
+            #expect(skipped.sends.count > 30)
+            #expect(full.sends.count > skipped.sends.count)
+        }
+        var faulty = try Self.faulty(["partition", "reset"])
+        let full = try Self.run(faulty, seed: 5)
+        faulty.randomFrom = DurationValue(.minutes(2))
+        let skipped = try Self.run(faulty, seed: 5)
+        let from = SimTime.zero + .minutes(2)
+        func partitions(_ w: Watch) -> [String] {
+            w.faultNotes.filter { $0.kind == .partition && $0.time >= from }.map { "\($0.time) \($0.device) \($0.detail)" }
+        }
+        #expect(skipped.faultNotes.allSatisfy { $0.time >= from })
+        #expect(partitions(skipped) == partitions(full))
+        #expect(partitions(full).count >= 2)
+    }
+
+    /// A message keeps its recall decision whatever the user sent before it: without the group
+    /// workload, the same private messages are recalled (each message's decisions come from its
+    /// own stream, keyed by the message, not from a per-user stream drawn at every send result).
+    @Test func aMessageKeepsItsRecallDecisionWhateverWasSentBefore() throws {
+        final class Recalls: WorldObserver {
+            var content: [String: [Int64: (SimTime, String)]] = [:]
+            var recalled: [String] = []
+            func world(_ world: World, device: Int, effects: [ClientEffect]) {
+                for case .callback(.messageInserted(let row)) in effects where row.conversation.type == .privateChat {
+                    content[world.deviceId(device), default: [:]][row.messageId] = (world.now, row.content)
+                }
+            }
+            func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
+                guard case .api(.recall(let id)) = input, let (t, c) = content[world.deviceId(device)]?[id] else { return }
+                // Sent early enough that its recall (1–90 s later) happens in every run.
+                if t < SimTime.zero + .seconds(80) { recalled.append(c) }
+            }
+        }
+        func run(groups: Bool) throws -> [String] {
+            var s = try Self.crowd()
+            s.workload?.recallProbability = ProbabilityValue(0.3)
+            if !groups { s.workload?.groupRate = nil }
+            let r = Recalls()
+            let world = try World(scenario: s, seed: 11)
+            world.addObserver(r)
+            world.run()
+            return r.recalled.sorted()
+        }
+        let with = try run(groups: true), without = try run(groups: false)
+        #expect(with == without)
+        #expect(with.count >= 3)
+    }
 }

@@ -7,7 +7,7 @@ import IMWire
 enum APICallCoding {
     static let names = ["connect", "disconnect", "logout", "send", "resend", "recall", "sendReadReceipt", "clearUnread",
                         "joinChatroom", "joinExistChatroom", "quitChatroom", "setChatroomKV", "removeChatroomKV",
-                        "getChatroomKV", "getHistory", "getRemoteHistory"]
+                        "getChatroomKV", "getHistory", "getRemoteHistory", "getRemoteHistoryAfter"]
 
     static func encode(_ call: ClientAPICall, into o: inout ObjectBuilder) {
         switch call {
@@ -40,6 +40,9 @@ enum APICallCoding {
             o.add("count", count)
         case .getRemoteHistory(let conv, let before, let count):
             o.add("call", "getRemoteHistory"); o.add("conversation", conv.description); o.add("beforeTime", before)
+            o.add("count", count)
+        case .getRemoteHistoryAfter(let conv, let after, let count):
+            o.add("call", "getRemoteHistoryAfter"); o.add("conversation", conv.description); o.add("afterTime", after)
             o.add("count", count)
         }
     }
@@ -75,6 +78,9 @@ enum APICallCoding {
         case "getRemoteHistory":
             return .getRemoteHistory(conversation: try r.conversation("conversation"), beforeTime: try r.int64("beforeTime"),
                                      count: try r.int32("count"))
+        case "getRemoteHistoryAfter":
+            return .getRemoteHistoryAfter(conversation: try r.conversation("conversation"), afterTime: try r.int64("afterTime"),
+                                          count: try r.int32("count"))
         default:
             throw r.fail("call", .invalidField, "unknown API call \"\(name)\" (known: \(names.joined(separator: ", ")))")
         }

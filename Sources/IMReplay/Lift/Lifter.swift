@@ -510,7 +510,7 @@ private struct Builder {
             return ["device": d, "action": .string("removeKV"), "room": .string(r), "key": .string(k), "force": .bool(f)]
         case .getHistory(let conv, _, let n):
             return ["device": d, "action": .string("history"), "conversation": .string(conv.description), "count": .int(n)]
-        case .getChatroomKV, .getRemoteHistory:
+        case .getChatroomKV, .getRemoteHistory, .getRemoteHistoryAfter:
             note("\(call) has no script action — not lifted")
             return nil
         }

@@ -169,6 +169,7 @@ public final class Shrinker {
                 // Cheap, big cuts first: the duration (every passing candidate runs to the end),
                 // whole fault and workload kinds, users (ddmin), then smaller things.
                 changed = pass("duration", durationEdits) || changed
+                changed = randomPrefix() || changed
                 changed = pass("faults", faultEdits) || changed
                 changed = pass("workload", workloadEdits) || changed
                 changed = ddminUsers() || changed
@@ -496,6 +497,32 @@ public final class Shrinker {
             return t <= .seconds(seconds)
         }
         return [("duration \(d) → \(SimDuration.seconds(seconds))", out.setting("script", .array(keep)))]
+    }
+
+    /// The random prefix: workload and fault occurrences before `randomFrom` are skipped (their
+    /// chains keep times and details, so the later ones run as before). Bisects, in whole
+    /// seconds, for the latest start that still fails: most of a random run's events are the
+    /// traffic before the few occurrences the failure needs.
+    private func randomPrefix() -> Bool {
+        phase = "random prefix"
+        guard current["workload"] != nil || current["faults"]?["random"] != nil else { return false }
+        let start = current["randomFrom"]?.stringValue.flatMap { try? SimDuration(parsing: $0) } ?? .zero
+        var lo = start.nanoseconds / 1_000_000_000
+        var hi = currentResult.violation.timeNanoseconds / 1_000_000_000
+        var any = false
+        while hi - lo > 1 && runs < maxRuns {
+            let mid = lo + (hi - lo) / 2
+            let candidate = current.setting("randomFrom", .string(SimDuration.seconds(mid).description))
+            if attempt([candidate], names: ["random prefix: workload and faults before \(SimDuration.seconds(mid)) skipped"]) != nil {
+                lo = mid
+                any = true
+                // The failure may have moved; never past it.
+                hi = max(lo, min(hi, currentResult.violation.timeNanoseconds / 1_000_000_000))
+            } else {
+                hi = mid
+            }
+        }
+        return any
     }
 
     /// Every remaining element, removed alone (the final pass).

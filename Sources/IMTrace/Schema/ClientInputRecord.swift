@@ -3,7 +3,7 @@ import IMWire
 import SimKernel
 
 /// An input fed to a device's client core (`ClientInput`), or the device clock it saw. Kinds
-/// 20–25 and 31 (transport, timer, lifecycle, network, clock), 128–143 (API calls, one kind each).
+/// 20–25 and 31 (transport, timer, lifecycle, network, clock), 128–144 (API calls, one kind each).
 public enum ClientInputRecord: Hashable, Sendable {
     // API calls
     /// The token is app data: digest unless `--keep-content`.
@@ -24,6 +24,7 @@ public enum ClientInputRecord: Hashable, Sendable {
     case getChatroomKV(roomId: String)
     case getHistory(conversation: ConversationKey, beforeMessageId: Int64, count: Int32)
     case getRemoteHistory(conversation: ConversationKey, beforeTime: Int64, count: Int32)
+    case getRemoteHistoryAfter(conversation: ConversationKey, afterTime: Int64, count: Int32)
     // Transport, timers, app
     case transportOpened
     case transportBytes(TraceBytes)
@@ -53,6 +54,7 @@ public enum ClientInputRecord: Hashable, Sendable {
         case .getChatroomKV: 141
         case .getHistory: 142
         case .getRemoteHistory: 143
+        case .getRemoteHistoryAfter: 144
         case .transportOpened: 20
         case .transportBytes: Self.transportBytesKind
         case .transportClosed: 22
@@ -98,6 +100,7 @@ public enum ClientInputRecord: Hashable, Sendable {
         case .getChatroomKV(let r): self = .getChatroomKV(roomId: r)
         case .getHistory(let c, let b, let n): self = .getHistory(conversation: c, beforeMessageId: b, count: n)
         case .getRemoteHistory(let c, let b, let n): self = .getRemoteHistory(conversation: c, beforeTime: b, count: n)
+        case .getRemoteHistoryAfter(let c, let a, let n): self = .getRemoteHistoryAfter(conversation: c, afterTime: a, count: n)
         }
     }
 
@@ -118,7 +121,8 @@ public enum ClientInputRecord: Hashable, Sendable {
         case .setChatroomKV(let r, let k, let v, let a, let f): e.string(r); e.string(k); e.content(v); e.bool(a); e.bool(f)
         case .removeChatroomKV(let r, let k, let f): e.string(r); e.string(k); e.bool(f)
         case .getHistory(let c, let b, let n): e.conversation(c); e.varint(b); e.int32(n)
-        case .getRemoteHistory(let c, let b, let n): e.conversation(c); e.wallMs(b, epoch: epoch); e.int32(n)
+        case .getRemoteHistory(let c, let b, let n), .getRemoteHistoryAfter(let c, let b, let n):
+            e.conversation(c); e.wallMs(b, epoch: epoch); e.int32(n)
         case .transportBytes(let b): Self.encodeTransportBytes(b, into: &e)
         case .transportClosed(let r): e.string(r.rawValue)
         case .timerFired(let t): e.clientTimer(t)
@@ -151,6 +155,8 @@ public enum ClientInputRecord: Hashable, Sendable {
         case 142: return .getHistory(conversation: try d.conversation(), beforeMessageId: try d.varint(), count: try d.int32())
         case 143:
             return .getRemoteHistory(conversation: try d.conversation(), beforeTime: try d.wallMs(epoch: epoch), count: try d.int32())
+        case 144:
+            return .getRemoteHistoryAfter(conversation: try d.conversation(), afterTime: try d.wallMs(epoch: epoch), count: try d.int32())
         case 20: return .transportOpened
         case 21: return .transportBytes(try d.payload())
         case 22: return .transportClosed(try d.rawEnum(TransportCloseReason.self, "close reason"))

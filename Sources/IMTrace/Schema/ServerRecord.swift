@@ -2,7 +2,7 @@ import IMServer
 import IMWire
 import SimKernel
 
-/// An input fed to the server core (`ServerInput`). Kinds 80–83 and 160–171 (API calls).
+/// An input fed to the server core (`ServerInput`). Kinds 80–83 and 160–172 (API calls).
 public enum ServerInputRecord: Hashable, Sendable {
     case connectionAccepted(ConnectionID)
     case bytes(ConnectionID, TraceBytes)
@@ -21,6 +21,7 @@ public enum ServerInputRecord: Hashable, Sendable {
     case blockUser(userId: String, blocked: Bool)
     case sendSystemMessage(toUserId: String, objectName: String, content: TraceContent)
     case broadcast(objectName: String, content: TraceContent)
+    case setChatroomMessageWhitelist(objectNames: [String])
 
     public var kind: UInt16 {
         switch self {
@@ -40,6 +41,7 @@ public enum ServerInputRecord: Hashable, Sendable {
         case .blockUser: 169
         case .sendSystemMessage: 170
         case .broadcast: 171
+        case .setChatroomMessageWhitelist: 172
         }
     }
 
@@ -74,6 +76,7 @@ public enum ServerInputRecord: Hashable, Sendable {
             case .blockUser(let u, let b): self = .blockUser(userId: u, blocked: b)
             case .sendSystemMessage(let u, let t, let c): self = .sendSystemMessage(toUserId: u, objectName: t, content: text(c))
             case .broadcast(let t, let c): self = .broadcast(objectName: t, content: text(c))
+            case .setChatroomMessageWhitelist(let t): self = .setChatroomMessageWhitelist(objectNames: t)
             }
         }
     }
@@ -93,6 +96,7 @@ public enum ServerInputRecord: Hashable, Sendable {
         case .blockUser(let u, let b): e.string(u); e.bool(b)
         case .sendSystemMessage(let u, let t, let c): e.string(u); e.string(t); e.content(c)
         case .broadcast(let t, let c): e.string(t); e.content(c)
+        case .setChatroomMessageWhitelist(let t): e.strings(t)
         }
     }
 
@@ -114,6 +118,7 @@ public enum ServerInputRecord: Hashable, Sendable {
         case 169: return .blockUser(userId: try d.string(), blocked: try d.bool())
         case 170: return .sendSystemMessage(toUserId: try d.string(), objectName: try d.string(), content: try d.content())
         case 171: return .broadcast(objectName: try d.string(), content: try d.content())
+        case 172: return .setChatroomMessageWhitelist(objectNames: try d.strings())
         default: return nil
         }
     }

@@ -115,7 +115,7 @@ public enum TraceEvent: Equatable, Sendable {
         switch k {
         case 1...19, 32:
             if let r = try KernelRecord.decode(kind: k, &d) { return .kernel(r) }
-        case 20...25, 31, 128...143:
+        case 20...25, 31, 128...144:
             let dev = try d.uvarintInt()
             if let r = try ClientInputRecord.decode(kind: k, &d, epoch: epoch) { return .clientInput(device: dev, r) }
         case 26...30:
@@ -127,7 +127,7 @@ public enum TraceEvent: Equatable, Sendable {
         case 64...74:
             let dev = try d.uvarintInt()
             if let r = try ClientNoteRecord.decode(kind: k, &d, epoch: epoch) { return .clientNote(device: dev, r) }
-        case 80...83, 160...171:
+        case 80...83, 160...172:
             if let r = try ServerInputRecord.decode(kind: k, &d) { return .serverInput(r) }
         case 84...87:
             if let r = try ServerEffectRecord.decode(kind: k, &d) { return .serverEffect(r) }

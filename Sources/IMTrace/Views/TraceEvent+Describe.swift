@@ -99,7 +99,7 @@ extension TraceEvent {
         case .clientInput(_, let r):
             switch r {
             case .send(let c, _, _, _, _), .sendReadReceipt(let c, _), .clearUnread(let c, _), .getHistory(let c, _, _),
-                 .getRemoteHistory(let c, _, _):
+                 .getRemoteHistory(let c, _, _), .getRemoteHistoryAfter(let c, _, _):
                 return [c]
             case .joinChatroom(let r, _), .joinExistChatroom(let r, _), .quitChatroom(let r), .setChatroomKV(let r, _, _, _, _),
                  .removeChatroomKV(let r, _, _), .getChatroomKV(let r):

@@ -54,6 +54,7 @@ extension TraceEvent {
             case .removeChatroomKV(let r, let k, let f): return [F("room", .text(r)), F("key", .text(k)), F("force", .bool(f))]
             case .getHistory(let c, let b, let n): return [conv(c), F("before", .int(b)), F("count", .int(Int64(n)))]
             case .getRemoteHistory(let c, let b, let n): return [conv(c), F("before", .wallMs(b)), F("count", .int(Int64(n)))]
+            case .getRemoteHistoryAfter(let c, let a, let n): return [conv(c), F("after", .wallMs(a)), F("count", .int(Int64(n)))]
             case .transportBytes(let b): return Self.bytesFields(b)
             case .transportClosed(let r): return [F("reason", .text(r.rawValue))]
             case .timerFired(let t): return [F("timer", .text(t.description))]
@@ -130,6 +131,7 @@ extension TraceEvent {
             case .blockUser(let u, let b): return [F("user", .text(u)), F("blocked", .bool(b))]
             case .sendSystemMessage(let u, let t, let c): return [F("to", .text(u)), F("type", .text(t)), F("content", .content(c))]
             case .broadcast(let t, let c): return [F("type", .text(t)), F("content", .content(c))]
+            case .setChatroomMessageWhitelist(let t): return [F("types", .texts(t))]
             }
         case .serverEffect(let r):
             switch r {

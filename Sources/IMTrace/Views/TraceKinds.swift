@@ -40,11 +40,11 @@ public enum TraceKinds {
         for (i, n) in events.enumerated() { t[UInt16(96 + i)] = "srv." + n }
         let api = ["connect", "disconnect", "logout", "send", "resend", "recall", "sendReadReceipt", "clearUnread", "joinChatroom",
                    "joinExistChatroom", "quitChatroom", "setChatroomKV", "removeChatroomKV", "getChatroomKV", "getHistory",
-                   "getRemoteHistory"]
+                   "getRemoteHistory", "getRemoteHistoryAfter"]
         for (i, n) in api.enumerated() { t[UInt16(128 + i)] = "api." + n }
         let srvAPI = ["createChatroom", "destroyChatroom", "keepAliveChatroom", "banChatroomUser", "muteChatroomUser",
                       "setChatroomUserWhitelist", "muteGroupUser", "addGroupMembers", "removeGroupMembers", "blockUser",
-                      "sendSystemMessage", "broadcast"]
+                      "sendSystemMessage", "broadcast", "setChatroomMessageWhitelist"]
         for (i, n) in srvAPI.enumerated() { t[UInt16(160 + i)] = "srv.api." + n }
         let world = ["connectionOpened", "connectionRefused", "connectTimedOut", "bytesLost", "fault", "lifecycle", "network",
                      "clockStep", "serverDown", "serverUp", "phase", "script"]

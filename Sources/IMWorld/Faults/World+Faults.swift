@@ -39,6 +39,7 @@ extension World {
         guard phase == .active else { return }
         defer { scheduleNextFault(kind, device: d) }
         faultRng = faultStreams[kind, default: []][max(d, 0)].nextDetail(sim.streams)
+        if sim.now < randomFrom { return }  // the skipped random prefix (`randomFrom`)
         // Device faults only touch started apps (a phone that is off has no network to break).
         if d >= 0, !devices[d].isRunning, kind != .kill, !kind.isStorage { return }
         stats.faultsInjected += 1

@@ -54,7 +54,6 @@ final class ChatroomOracle: Oracle {
     /// A client wrote a chatroom STATUS message (`chatMsgS`): it takes a quota slot the server
     /// reports no `messageAccepted` for, so free slots can no longer be counted exactly.
     private var chatroomStatusSeen = false
-    private var roomWhitelists: [String: Set<String>] = [:]
     private var chatroomConfig: ChatroomConfig?
     /// The offline-kick rule and the KV limits/ownership, re-derived from server events.
     private var rules = ChatroomRuleModel()
@@ -223,8 +222,9 @@ final class ChatroomOracle: Oracle {
     private func quota(_ world: World, accepted m: AcceptedMessage, dropped: Bool) {
         let config = knobs(world)
         let room = m.conversation.targetId
-        if roomWhitelists[room] == nil { roomWhitelists[room] = Set(world.serverCore.directory.chatroomWhitelists[room] ?? []) }
-        let whitelisted = config.whitelistTypes.contains(m.objectName) || roomWhitelists[room]!.contains(m.senderUserId)
+        // Both whitelists as they are now: the server API may change them at run time.
+        let roomWhitelist = world.serverCore.directory.chatroomWhitelists[room] ?? []
+        let whitelisted = world.serverCore.chatroomWhitelistTypes.contains(m.objectName) || roomWhitelist.contains(m.senderUserId)
         let low = !whitelisted && (m.flags.chatroomPriority == .low || config.lowPriorityTypes.contains(m.objectName))
         let ms = world.serverMs
         let window = config.quotaWindowMs > 0 ? (ms >= 0 ? ms / config.quotaWindowMs : (ms + 1) / config.quotaWindowMs - 1) : ms

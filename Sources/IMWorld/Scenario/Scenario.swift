@@ -28,15 +28,19 @@ public struct Scenario: Codable, Sendable, Equatable {
     /// `faults.random` with rates scaled between 0 and 2×.
     public var swarm: Bool
     public var liveness: LivenessSpec
+    /// Random workload and random-fault occurrences before this time are drawn but not carried
+    /// out; each chain keeps its times and details, so what follows runs as before except for
+    /// what the skipped occurrences caused (the shrinker's cut of a run's random prefix).
+    public var randomFrom: DurationValue?
 
     public static let defaultEpochMs: Int64 = 1_767_225_600_000   // 2026-01-01T00:00:00Z
 
     package static let keys = ["name", "description", "duration", "seed", "epochMs", "users", "population", "groups",
-                       "chatrooms", "network", "server", "client", "script", "workload", "faults", "swarm", "liveness"]
+                       "chatrooms", "network", "server", "client", "script", "workload", "faults", "swarm", "liveness", "randomFrom"]
 
     enum CodingKeys: String, CodingKey {
         case name, description, duration, seed, epochMs, users, population, groups, chatrooms, network, server,
-             client, script, workload, faults, swarm, liveness
+             client, script, workload, faults, swarm, liveness, randomFrom
     }
 
     public init(name: String, duration: SimDuration, users: [UserSpec]) {
@@ -76,6 +80,7 @@ public struct Scenario: Codable, Sendable, Equatable {
         faults = try c.decodeIfPresent(FaultSpec.self, forKey: .faults)
         swarm = try c.decodeIfPresent(Bool.self, forKey: .swarm) ?? false
         liveness = try c.decodeIfPresent(LivenessSpec.self, forKey: .liveness) ?? LivenessSpec()
+        randomFrom = try c.decodeIfPresent(DurationValue.self, forKey: .randomFrom)
     }
 }
 

@@ -19,7 +19,7 @@ public struct ScriptStep: Codable, Sendable, Equatable {
         case at, device, action
         case to, type, text, content, count, interval, timeLimit, conversation, room, key, value, autoDelete, force
         case state, by, target, factor, downFor, user, pushText, mention, pages, message
-        case group, users, blocked, enabled
+        case group, users, blocked, enabled, types, before, after
         case torn
         case `for` = "for"
     }
@@ -107,6 +107,22 @@ public struct ScriptStep: Codable, Sendable, Equatable {
                               pages: pages, interval: try c.decodeIfPresent(DurationValue.self, forKey: .interval)?.duration ?? .seconds(1))
         case .getKV:
             action = .getKV(room: try c.decode(String.self, forKey: .room))
+        case .remoteHistory:
+            let count = try c.decodeIfPresent(Int32.self, forKey: .count) ?? 20
+            guard (1...200).contains(count) else {
+                throw DecodingError.dataCorruptedError(forKey: .count, in: c, debugDescription: "count must be 1…200 (a cloud history page)")
+            }
+            let before = try c.decodeIfPresent(DurationValue.self, forKey: .before)?.duration
+            let after = try c.decodeIfPresent(DurationValue.self, forKey: .after)?.duration
+            let cursor: RemoteHistoryCursor
+            switch (before, after) {
+            case (nil, nil): cursor = .newest
+            case (let b?, nil): cursor = .before(b)
+            case (nil, let a?): cursor = .after(a)
+            case (_?, _?):
+                throw DecodingError.dataCorruptedError(forKey: .after, in: c, debugDescription: "give \"before\" or \"after\", not both")
+            }
+            action = .remoteHistory(try conversation(.conversation), count: count, cursor)
         case .background: action = .background
         case .foreground: action = .foreground
         case .kill: action = .kill
@@ -169,6 +185,8 @@ public struct ScriptStep: Codable, Sendable, Equatable {
         case .setChatroomWhitelist:
             action = .server(.setChatroomWhitelist(room: try c.decode(String.self, forKey: .room),
                                                    users: try c.decode([String].self, forKey: .users)))
+        case .setChatroomMessageWhitelist:
+            action = .server(.setChatroomMessageWhitelist(types: try c.decode([String].self, forKey: .types)))
         }
     }
 
@@ -204,6 +222,13 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             try c.encode(conv.description, forKey: .conversation); try c.encode(n, forKey: .count)
             if pages != 1 { try c.encode(pages, forKey: .pages); try c.encode(DurationValue(interval), forKey: .interval) }
         case .getKV(let r): try c.encode(r, forKey: .room)
+        case .remoteHistory(let conv, let count, let cursor):
+            try c.encode(conv.description, forKey: .conversation); try c.encode(count, forKey: .count)
+            switch cursor {
+            case .newest: break
+            case .before(let t): try c.encode(DurationValue(t), forKey: .before)
+            case .after(let t): try c.encode(DurationValue(t), forKey: .after)
+            }
         case .network(let s): try c.encode(s.rawValue, forKey: .state)
         case .clockStep(let d): try c.encode(DurationValue(d), forKey: .by)
         case .partition(let t, let d): try c.encode(t, forKey: .target); try c.encode(DurationValue(d), forKey: .for)
@@ -226,6 +251,7 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             case .createChatroom(let r): try c.encode(r, forKey: .room)
             case .keepAliveChatroom(let r, let e): try c.encode(r, forKey: .room); if !e { try c.encode(e, forKey: .enabled) }
             case .setChatroomWhitelist(let r, let u): try c.encode(r, forKey: .room); try c.encode(u, forKey: .users)
+            case .setChatroomMessageWhitelist(let t): try c.encode(t, forKey: .types)
             }
         case .typing(let conv): try c.encode(conv.description, forKey: .to)
         case .disconnect, .logout, .resendLastFailed, .recallLastSent, .background, .foreground, .kill, .restart,
@@ -233,6 +259,14 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             break
         }
     }
+}
+
+/// Where a cloud history page starts: the newest messages, the newest before the server's time at
+/// a simulated instant (`"before": "30s"`), or the oldest after it (`"after": "30s"`).
+public enum RemoteHistoryCursor: Sendable, Equatable {
+    case newest
+    case before(SimDuration)
+    case after(SimDuration)
 }
 
 public enum NetworkState: String, Codable, Sendable, Equatable {
@@ -278,6 +312,9 @@ public enum ServerScriptCall: Sendable, Equatable {
     case keepAliveChatroom(room: String, enabled: Bool)
     /// The room's user whitelist (replaces it).
     case setChatroomWhitelist(room: String, users: [String])
+    /// The app's chatroom message-type whitelist (replaces it; every room): these types are never
+    /// dropped by a room's quota.
+    case setChatroomMessageWhitelist(types: [String])
 }
 
 public enum ScriptAction: Sendable, Equatable {
@@ -305,6 +342,9 @@ public enum ScriptAction: Sendable, Equatable {
     case history(ConversationKey, count: Int32, pages: Int, interval: SimDuration)
     /// The app reads its room's attributes (`getChatroomKV`).
     case getKV(room: String)
+    /// A cloud history query (`getRemoteHistory` / `getRemoteHistoryAfter`) of `count` (1…200)
+    /// messages around a point in simulated time, given to the server as its ms timestamp then.
+    case remoteHistory(ConversationKey, count: Int32, RemoteHistoryCursor)
     case background
     case foreground
     case kill
@@ -327,10 +367,10 @@ public enum ScriptAction: Sendable, Equatable {
 
     public enum Kind: String, CaseIterable, Sendable {
         case connect, disconnect, logout, send, resend, recall, read, clearUnread, join, joinExist, quit, setKV, removeKV,
-             getKV, history, background, foreground, kill, restart, network, clockStep, partition, reset, halfOpen,
+             getKV, history, remoteHistory, background, foreground, kill, restart, network, clockStep, partition, reset, halfOpen,
              latencySpike, serverCrash, banChatroomUser, muteChatroomUser, destroyChatroom, systemMessage, broadcast,
              typing, addGroupMembers, removeGroupMembers, blockUser, createChatroom, keepAliveChatroom, setChatroomWhitelist,
-             powerLoss, ioError, diskFull
+             setChatroomMessageWhitelist, powerLoss, ioError, diskFull
 
         var parameters: [String] {
             switch self {
@@ -343,6 +383,7 @@ public enum ScriptAction: Sendable, Equatable {
             case .removeKV: ["room", "key", "force"]
             case .history: ["conversation", "count", "pages", "interval"]
             case .getKV: ["room"]
+            case .remoteHistory: ["conversation", "count", "before", "after"]
             case .network: ["state"]
             case .clockStep: ["by"]
             case .partition: ["target", "for"]
@@ -359,6 +400,7 @@ public enum ScriptAction: Sendable, Equatable {
             case .createChatroom: ["room"]
             case .keepAliveChatroom: ["room", "enabled"]
             case .setChatroomWhitelist: ["room", "users"]
+            case .setChatroomMessageWhitelist: ["types"]
             default: []
             }
         }
@@ -367,7 +409,7 @@ public enum ScriptAction: Sendable, Equatable {
             switch self {
             case .partition, .latencySpike, .serverCrash, .banChatroomUser, .muteChatroomUser, .destroyChatroom,
                  .systemMessage, .broadcast, .addGroupMembers, .removeGroupMembers, .blockUser, .createChatroom,
-                 .keepAliveChatroom, .setChatroomWhitelist:
+                 .keepAliveChatroom, .setChatroomWhitelist, .setChatroomMessageWhitelist:
                 false
             default:
                 true
@@ -393,6 +435,7 @@ public enum ScriptAction: Sendable, Equatable {
         case .removeKV: .removeKV
         case .history: .history
         case .getKV: .getKV
+        case .remoteHistory: .remoteHistory
         case .background: .background
         case .foreground: .foreground
         case .kill: .kill
@@ -417,6 +460,7 @@ public enum ScriptAction: Sendable, Equatable {
             case .createChatroom: .createChatroom
             case .keepAliveChatroom: .keepAliveChatroom
             case .setChatroomWhitelist: .setChatroomWhitelist
+            case .setChatroomMessageWhitelist: .setChatroomMessageWhitelist
             }
         case .typing: .typing
         case .powerLoss: .powerLoss

@@ -76,6 +76,10 @@ extension World {
             default: scheduleNext(kind, user: u)
             }
         }
+        // The skipped random prefix (`randomFrom`): a chain's occurrence is drawn above and not
+        // carried out. Continuations (recall, rejoin, …, kinds without a rate) are consequences
+        // of something that ran (a script send's recall included) and run.
+        if sim.now < randomFrom, rate(kind) != nil { return }
         switch kind {
         case .historyPage, .reconnectBack, .resend:
             // Continuations of something a device started: not tied to the acting device.
@@ -204,6 +208,11 @@ extension World {
     /// A like storm: every member of every room sends likes at the burst rate for `length`.
     func burst() {
         guard phase == .active, let b = scenario.workload?.bursts, let mean = b.rate.meanInterval else { return }
+        guard sim.now >= randomFrom else {
+            // A burst in the skipped random prefix: none now, the next one as scheduled.
+            sim.schedule(.workload(user: -1, kind: .burstStart), to: worldNode, after: b.every.duration)
+            return
+        }
         burstUntil = sim.now + b.length.duration
         for u in users.indices where users[u].active && !users[u].rooms.isEmpty {
             let at = sim.now + users[u].streams.kinds[Int(WorkloadKind.burstLike.rawValue)].arrival.exponential(mean: mean)

@@ -47,6 +47,9 @@ struct DeviceHost {
     var lastFailedMessageId: Int64?
     var lastSentOk: (messageId: Int64, messageUId: String)?
     var recallQueue: [Int64] = []
+    /// Per own message (messageId) still waiting for a send result: the stream of the user's
+    /// "recall it" / "tap resend" decisions about that message (`StreamKey.messageDecisions`).
+    var messageDecisions: [Int64: RandomStream] = [:]
     /// FAILED messages the user will tap "resend" on (workload `resendProbability`).
     var resendQueue: [Int64] = []
     /// Per conversation: the last messageId of the last history page (the app's scroll position;

@@ -55,6 +55,12 @@ extension World {
         pendingAppCalls.append((d, call))
     }
 
+    /// The workload recalls or resends some messages: each own message gets a decision stream.
+    var decidesAboutMessages: Bool {
+        guard let w = scenario.workload else { return false }
+        return !w.recallProbability.ratio.isZero || !(w.resendProbability?.ratio.isZero ?? true)
+    }
+
     /// What the simulated app does with the SDK's callbacks.
     func appCallback(_ cb: AppCallback, device d: Int) {
         sim.foldIntoDigest(UInt64(d) << 32 | 0xCA11)
@@ -78,21 +84,26 @@ extension World {
         case .messageInserted(let row):
             devices[d].lastInsertedMessageId = row.messageId
             stats.apiSends += 1
+            if decidesAboutMessages, row.messageId != 0 {
+                devices[d].messageDecisions[row.messageId] = users[devices[d].userIndex].streams.messageDecisions(
+                    sim.streams, conversation: row.conversation, objectName: row.objectName, content: row.content, at: sim.now)
+            }
         case .sendResult(let id, let uid, _, let error):
             if error != nil {
                 devices[d].lastFailedMessageId = id
-                // The user may tap "resend" on the failed message a little later.
+                // The user may tap "resend" on the failed message a little later (the message's
+                // stream is kept: a resend that fails again is decided on again).
                 if id != 0, let p = scenario.workload?.resendProbability?.ratio, !p.isZero,
-                   users[devices[d].userIndex].streams.resend.chance(p) {
-                    let delay = users[devices[d].userIndex].streams.resend.uniform(SimDuration.seconds(1)...SimDuration.seconds(30))
+                   devices[d].messageDecisions[id]?.chance(p) == true {
+                    let delay = devices[d].messageDecisions[id]!.uniform(SimDuration.seconds(1)...SimDuration.seconds(30))
                     devices[d].resendQueue.append(id)
                     sim.schedule(.workload(user: Int32(devices[d].userIndex), kind: .resend), to: node(d), after: delay)
                 }
             } else if let uid {
                 devices[d].lastSentOk = (id, uid)
-                if let rate = scenario.workload?.recallProbability.ratio, !rate.isZero,
-                   users[devices[d].userIndex].streams.recall.chance(rate) {
-                    let delay = users[devices[d].userIndex].streams.recall.uniform(SimDuration.seconds(1)...SimDuration.seconds(90))
+                if var rng = devices[d].messageDecisions.removeValue(forKey: id),
+                   let rate = scenario.workload?.recallProbability.ratio, !rate.isZero, rng.chance(rate) {
+                    let delay = rng.uniform(SimDuration.seconds(1)...SimDuration.seconds(90))
                     devices[d].recallQueue.append(id)
                     sim.schedule(.workload(user: Int32(devices[d].userIndex), kind: .recall), to: node(d), after: delay)
                 }

@@ -97,6 +97,14 @@ extension World {
         case .getKV(let room):
             guard let d else { return }
             appCall(d, .getChatroomKV(roomId: room))
+        case .remoteHistory(let conv, let count, let cursor):
+            guard let d else { return }
+            // The SDK takes server timestamps (sentTime): the server's clock at that simulated instant.
+            switch cursor {
+            case .newest: appCall(d, .getRemoteHistory(conversation: conv, beforeTime: 0, count: count))
+            case .before(let t): appCall(d, .getRemoteHistory(conversation: conv, beforeTime: server.clock.ms(at: SimTime.zero + t), count: count))
+            case .after(let t): appCall(d, .getRemoteHistoryAfter(conversation: conv, afterTime: server.clock.ms(at: SimTime.zero + t), count: count))
+            }
         case .background:
             if let d { appBackground(d) }
         case .foreground:
@@ -167,6 +175,7 @@ extension World {
         case .createChatroom(let r): .createChatroom(roomId: r)
         case .keepAliveChatroom(let r, let e): .keepAliveChatroom(roomId: r, enabled: e)
         case .setChatroomWhitelist(let r, let u): .setChatroomUserWhitelist(roomId: r, userIds: u)
+        case .setChatroomMessageWhitelist(let t): .setChatroomMessageWhitelist(objectNames: t)
         }
     }
 

@@ -34,6 +34,8 @@ public final class World {
     let groups: [String: [String]]
     let rooms: [ChatroomSpec]
     let healAt: SimTime
+    /// Random occurrences before this are skipped (`Scenario.randomFrom`).
+    let randomFrom: SimTime
     let deadline: SimTime
     let tcpConnectTimeout = SimDuration.seconds(10)
     @exclusivity(unchecked) var pendingAppCalls: [(device: Int, call: ClientAPICall)] = []
@@ -95,6 +97,7 @@ public final class World {
         }
         faults = chosen
         healAt = SimTime(nanoseconds: (scenario.liveness.healAt ?? scenario.duration).duration.nanoseconds)
+        randomFrom = SimTime(nanoseconds: scenario.randomFrom?.duration.nanoseconds ?? 0)
         deadline = healAt + scenario.liveness.deadline.duration
 
         let storeOptions = IMStore.Options(dedupByMessageUId: scenario.client.storeDedup,

@@ -1,3 +1,4 @@
+import IMWire
 import SimKernel
 
 /// The names of a run's random streams (Docs/world.md, "Random streams"). Every random choice
@@ -8,6 +9,10 @@ import SimKernel
 enum StreamKey {
     static func workload(user: String, _ kind: WorkloadKind) -> String { "workload/\(user)/\(kind)" }
     static func workloadChance(user: String, _ what: String) -> String { "workload/\(user)/\(what)" }
+    /// The user's recall / resend decisions about one message, indexed by a hash of the message
+    /// (conversation, type, content, the instant it was written): a message keeps its decisions
+    /// whatever else the user sent before it.
+    static func messageDecisions(user: String) -> String { "workload/\(user)/message" }
     /// A random fault of `kind` on one device (`entity` = device id) or world-wide (`server`).
     static func fault(_ kind: FaultKind, entity: String) -> String { "faults/\(kind.rawValue)/\(entity)" }
     static func swarm(_ kind: FaultKind) -> String { "swarm/\(kind.rawValue)" }
@@ -64,14 +69,25 @@ struct LinkStreams {
 struct UserStreams {
     /// Per `WorkloadKind.rawValue`.
     var kinds: [OccurrenceStreams]
-    /// The "recall it" / "tap resend" decisions after a send result.
-    var recall: RandomStream
-    var resend: RandomStream
+    /// Name hash of the per-message decision streams (`StreamKey.messageDecisions`).
+    let messageHash: UInt64
 
     init(_ streams: RandomStreams, user: String) {
         kinds = WorkloadKind.allCases.map { OccurrenceStreams(streams, key: StreamKey.workload(user: user, $0)) }
-        recall = streams.stream(StreamKey.workloadChance(user: user, "recallChance"))
-        resend = streams.stream(StreamKey.workloadChance(user: user, "resendChance"))
+        messageHash = StableHash.fnv1a(StreamKey.messageDecisions(user: user))
+    }
+
+    /// The decision stream of one message: keyed by what the message is and when it was written,
+    /// not by how many results came before (a per-user stream drawn at every send result made
+    /// the recall of message n depend on every earlier send: removing a workload kind or an early
+    /// send moved every later recall and resend, so such failures could not be shrunk).
+    func messageDecisions(_ streams: RandomStreams, conversation: ConversationKey, objectName: String, content: String,
+                          at t: SimTime) -> RandomStream {
+        var h = StableHash.fnv1a(conversation.description)
+        h = StableHash.combine(h, StableHash.fnv1a(objectName))
+        h = StableHash.combine(h, StableHash.fnv1a(content))
+        h = StableHash.combine(h, UInt64(bitPattern: t.nanoseconds))
+        return RandomStream(seed: streams.streamSeed(nameHash: messageHash, h))
     }
 }
 
