@@ -49,6 +49,8 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 /// `heap` holds b < cur, the 64 wheel buckets hold cur ≤ b < cur + 64 (unsorted), `far` holds the
 /// rest. So the heap's minimum is the global minimum whenever the heap has a live key; when it
 /// has none, the next occupied bucket is poured into it. Same keys, same order as the heap alone.
+@usableFromInline let noSlot = UInt32.max
+
 public struct EventQueue<Payload> {
     /// (time, sequence, slot) packed into one 128-bit integer so a comparison is two instructions:
     /// high 64 bits = time with the sign bit flipped (orders like Int64), low 64 bits =
@@ -67,10 +69,13 @@ public struct EventQueue<Payload> {
 
     @usableFromInline struct Slot {
         @usableFromInline var sequence: UInt64          // 0 = free or cancelled
+        @usableFromInline var time: Int64
         @usableFromInline var target: NodeID
+        /// The next slot in the same wheel bucket (`noSlot` ends the list).
+        @usableFromInline var next: UInt32
         @usableFromInline var payload: Payload?
-        @inlinable init(sequence: UInt64, target: NodeID, payload: Payload?) {
-            self.sequence = sequence; self.target = target; self.payload = payload
+        @inlinable init(sequence: UInt64, time: Int64, target: NodeID, payload: Payload?) {
+            self.sequence = sequence; self.time = time; self.target = target; self.next = noSlot; self.payload = payload
         }
     }
 
@@ -90,7 +95,10 @@ public struct EventQueue<Payload> {
     @usableFromInline let shift: UInt64
     /// Bucket number of the wheel's first bucket; the heap holds every key of an earlier bucket.
     @usableFromInline var cur: UInt64 = 0
-    @usableFromInline var buckets: [[UInt128]]
+    /// First slot of each bucket's list (`noSlot` = empty); the lists run through `Slot.next`, so
+    /// a bucket costs no array of its own. A cancelled slot stays on its list (not reused) until
+    /// its bucket is poured.
+    @usableFromInline var buckets: [UInt32]
     /// Bit i set = bucket i holds keys.
     @usableFromInline var occupied: UInt64 = 0
     /// Keys in the buckets, cancelled ones included.
@@ -103,7 +111,7 @@ public struct EventQueue<Payload> {
         self.layout = layout
         useWheel = layout.bucketShift != nil
         shift = UInt64(layout.bucketShift ?? 0)
-        buckets = useWheel ? Array(repeating: [], count: 64) : []
+        buckets = useWheel ? Array(repeating: noSlot, count: 64) : []
     }
 
     /// Number of keys held, including cancelled ones not yet discarded.
@@ -124,7 +132,9 @@ public struct EventQueue<Payload> {
             heap.insert(bits)
         } else if b < cur &+ 64 {
             let i = Int(b & 63)
-            buckets[i].append(bits)
+            let slot = Int(UInt64(truncatingIfNeeded: bits) & Self.slotMask)
+            slots[slot].next = buckets[i]
+            buckets[i] = UInt32(slot)
             occupied |= 1 << UInt64(i)
             wheelCount &+= 1
         } else {
@@ -158,17 +168,22 @@ public struct EventQueue<Payload> {
         let nb = cur &+ j
         let i = Int(nb & 63)
         cur = nb &+ 1
-        var list: [UInt128] = []
-        swap(&list, &buckets[i])
+        var s = buckets[i]
+        buckets[i] = noSlot
         occupied &= ~(1 << UInt64(i))
-        wheelCount &-= list.count
-        heap.reserveAppend(list.count)
-        for bits in list {
-            if isLive(bits) { heap.appendUnordered(bits) } else { free.append(UInt32(UInt64(truncatingIfNeeded: bits) & Self.slotMask)) }
+        while s != noSlot {
+            let slot = Int(s)
+            let next = slots[slot].next
+            let seq = slots[slot].sequence
+            if seq != 0 {
+                heap.appendUnordered(Key(time: slots[slot].time, order: seq << Self.slotBits | UInt64(s)).bits)
+            } else {
+                free.append(s)
+            }
+            wheelCount &-= 1
+            s = next
         }
         heap.heapify()
-        list.removeAll(keepingCapacity: true)
-        swap(&list, &buckets[i])
         migrateFar()
         return true
     }
@@ -188,11 +203,11 @@ public struct EventQueue<Payload> {
         let slot: UInt32
         if let f = free.popLast() {
             slot = f
-            slots[Int(f)] = Slot(sequence: seq, target: target, payload: payload)
+            slots[Int(f)] = Slot(sequence: seq, time: time, target: target, payload: payload)
         } else {
             precondition(UInt64(slots.count) < Self.slotMask, "too many pending events")
             slot = UInt32(slots.count)
-            slots.append(Slot(sequence: seq, target: target, payload: payload))
+            slots.append(Slot(sequence: seq, time: time, target: target, payload: payload))
         }
         place(Key(time: time, order: seq << Self.slotBits | UInt64(slot)).bits)
         _liveCount += 1
@@ -223,14 +238,22 @@ public struct EventQueue<Payload> {
     }
 
     @usableFromInline mutating func compactWheel() {
-        for i in 0..<64 where occupied & (1 << UInt64(i)) != 0 {
-            var list: [UInt128] = []
-            swap(&list, &buckets[i])
-            wheelCount &-= list.count
-            list = liveKeys(list)
-            wheelCount &+= list.count
-            if list.isEmpty { occupied &= ~(1 << UInt64(i)) }
-            swap(&list, &buckets[i])
+        for i in 0..<64 where buckets[i] != noSlot {
+            var s = buckets[i]
+            var kept = noSlot
+            while s != noSlot {
+                let next = slots[Int(s)].next
+                if slots[Int(s)].sequence != 0 {
+                    slots[Int(s)].next = kept
+                    kept = s
+                } else {
+                    free.append(s)
+                    wheelCount &-= 1
+                }
+                s = next
+            }
+            buckets[i] = kept
+            if kept == noSlot { occupied &= ~(1 << UInt64(i)) }
         }
     }
 
