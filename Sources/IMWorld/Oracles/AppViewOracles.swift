@@ -28,6 +28,8 @@ final class UnreadModelOracle: Oracle {
     private var reported: Set<Int> = []
     /// The conversation a `clearUnread` of the input being handled cleared.
     private var clearedNow: (Int, ConversationKey)?
+    /// Devices whose model restarts from the store at the next app start (after a power loss).
+    private var restartOnStore: Set<Int> = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
@@ -95,6 +97,31 @@ final class UnreadModelOracle: Oracle {
                              + (read ? "read up to a time ≥ it" : "never read up to it (last read-up-to times did not cover it)"))
                 return
             }
+        }
+    }
+
+    /// A power loss (issue 28) takes back unsynced rows, which the next syncs store again under
+    /// new messageIds: the app restarts on what the store holds, and so does the model (whether
+    /// the lost messages come back is the storage oracle's judgement).
+    func world(_ world: World, note: WorldNote) {
+        switch note {
+        case .fault(.powerLoss, let d?, true, _), .fault(.powerLossTorn, let d?, true, _):
+            ensure(d)
+            restartOnStore.insert(d)
+        case .lifecycle(let d, .started) where restartOnStore.contains(d):
+            let store = world.store(ofDevice: d)
+            guard store.isOpen, let convs = try? store.conversationList() else { return }
+            restartOnStore.remove(d)
+            unread[d] = [:]
+            known[d] = [:]
+            for c in convs where c.key.type != .chatroom {
+                for r in (try? store.snapshot(of: c.key)) ?? [] where r.direction == .receive && r.flags.contains(.counted) {
+                    known[d][r.messageId] = !r.isUnreadCounted
+                    if r.isUnreadCounted && !r.isRecalled { unread[d][c.key, default: [:]][r.messageId] = r.sentTime }
+                }
+            }
+        default:
+            break
         }
     }
 
