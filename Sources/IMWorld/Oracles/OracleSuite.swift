@@ -23,6 +23,7 @@ public struct OracleOptions: Sendable {
         + [ReconnectKickPolicyOracle.oracleName]
         + [UnreadModelOracle.oracleName, DeliveryOrderOracle.oracleName, RecallCopiesOracle.oracleName,
            ResendIdentityOracle.oracleName]
+        + [HeartbeatOracle.oracleName, ChatroomQuotaOracle.oracleName, ContentOracle.oracleName]
 
     public init(enabled: Set<String> = Set(OracleOptions.allNames), stopAtFirstViolation: Bool = true,
                 scenarioArgument: String) {
@@ -63,6 +64,7 @@ public final class OracleSuite: WorldObserver {
         ] + [ReconnectKickPolicyOracle(suite: self)]
             + [UnreadModelOracle(suite: self), DeliveryOrderOracle(suite: self), RecallCopiesOracle(suite: self),
                ResendIdentityOracle(suite: self)]
+            + [HeartbeatOracle(suite: self), ChatroomQuotaOracle(suite: self), ContentOracle(suite: self)]
         oracles = all.filter { options.enabled.contains($0.name) }
         world.addObserver(self)
         for o in oracles { world.addObserver(o) }
