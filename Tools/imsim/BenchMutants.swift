@@ -30,6 +30,8 @@ struct BenchMutants: ParsableCommand {
     @Option(help: "Seeds per scenario (1..N).") var seeds = 200
     @Flag(name: .customLong("no-swarm"), help: "Run the sweeps without --swarm.") var noSwarm = false
     @Flag(name: .customLong("no-regress"), help: "Leave the golden suite out of the budget.") var noRegress = false
+    @Option(help: "Only these oracles in the sweeps, comma-separated (default: all) — to measure an older oracle set on the same build.")
+    var oracles: String?
     @Option(help: "Mutants run at once (default: the number of cores).") var jobs: Int?
     @Option(help: "Run a deterministic sample of this many mutants (by a hash of their keys).") var sample: Int?
     @Option(name: .customLong("sample-seed"), help: "Seed of the sample's hash.") var sampleSeed: UInt64 = 1
@@ -227,7 +229,8 @@ struct BenchMutants: ParsableCommand {
         }
         var byKiller: [String: Int] = [:]
         for r in ordered where r.status == .killed { byKiller[r.killedBy ?? "?", default: 0] += 1 }
-        let report = Report(budget: plan.map(\.name) + ["timeout ×\(timeoutFactor), ≥ \(Int(minTimeout)) s"],
+        let report = Report(budget: plan.map(\.name) + ["timeout ×\(timeoutFactor), ≥ \(Int(minTimeout)) s"]
+                                + (oracles.map { ["oracles \($0)"] } ?? []),
                             selection: selectionNote, generated: manifest.mutants.count,
                             droppedUncompilable: manifest.droppedUncompilable.count, excludedSeeds: excluded,
                             baselineStepSeconds: stepTimes, total: rate(ordered),
@@ -291,6 +294,7 @@ struct BenchMutants: ParsableCommand {
         var swarm: Bool
         var exclude: [UInt64] = []
         var timeout: Double = 0
+        var oracles: String? = nil
         var name: String { kind == .regress ? "regress" : "sweep \(scenario) 1..\(seeds)\(swarm ? " --swarm" : "")" }
 
         func seedSpec() -> String {
@@ -312,6 +316,7 @@ struct BenchMutants: ParsableCommand {
             case .sweep:
                 var a = ["sweep", scenario, "--seeds", seedSpec(), "--jobs", "1", "--bugs", "none", "--json", "--out", out]
                 if swarm { a.append("--swarm") }
+                if let o = oracles { a += ["--oracles", o] }
                 if stopAfterFirst { a += ["--stop-after", "1"] }
                 return a
             }
@@ -319,7 +324,7 @@ struct BenchMutants: ParsableCommand {
     }
 
     func budgetSteps() -> [Step] {
-        var s = scenarios.split(separator: ",").map { Step(kind: .sweep, scenario: String($0), seeds: seeds, swarm: !noSwarm) }
+        var s = scenarios.split(separator: ",").map { Step(kind: .sweep, scenario: String($0), seeds: seeds, swarm: !noSwarm, oracles: oracles) }
         if !noRegress { s.append(Step(kind: .regress, scenario: "golden", seeds: 0, swarm: false)) }
         return s
     }

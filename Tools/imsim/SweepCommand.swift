@@ -47,11 +47,17 @@ struct SweepRunCommand: ParsableCommand {
     @Option(help: "Output directory for the result file.") var out = "sweep-out"
     @Option(help: "Seed bank directory (imsim seeds): failures kept, passes counted, banked seeds first.") var bank: String?
     @Option(help: "Simulated-time limit per run (e.g. 5m).") var until: String?
+    @Option(help: "Comma-separated oracles to run (default: all). Used to compare oracle sets on one build (imsim bench mutants --oracles).")
+    var oracles: String?
     @Flag(help: "Print the final summary as JSON.") var json = false
 
     func validate() throws {
         if let j = jobs, j < 1 { throw ValidationError("--jobs must be at least 1") }
         if let s = stopAfter, s < 1 { throw ValidationError("--stop-after must be at least 1") }
+        if let list = oracles {
+            let unknown = list.split(separator: ",").map(String.init).filter { !OracleOptions.allNames.contains($0) }
+            if !unknown.isEmpty { throw ValidationError("--oracles: unknown \(unknown.joined(separator: ", ")) (known: \(OracleOptions.allNames.joined(separator: ",")))") }
+        }
     }
 
     struct Summary: Codable {
@@ -139,6 +145,7 @@ struct SweepRunCommand: ParsableCommand {
         if swarm { workerArgs.append("--swarm") }
         if let bugs { workerArgs += ["--bugs", bugs] }
         if let u = until { workerArgs += ["--until", u] }
+        if let o = oracles { workerArgs += ["--oracles", o] }
         var failures = 0, errors = 0, done = 0
         var stoppedEarly = false
         var ioError: SweepIOError?
@@ -382,6 +389,7 @@ struct SweepWorkerCommand: ParsableCommand {
     @Option var bugs: String?
     /// `imsim bench sweep` measures sweeps without the oracles too.
     @Flag(name: .customLong("no-oracles")) var noOracles = false
+    @Option var oracles: String?
 
     func run() throws {
         var (sc, _) = try Scenario.load(pathOrName: scenario)
@@ -396,6 +404,7 @@ struct SweepWorkerCommand: ParsableCommand {
             do {
                 var opts = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : "") + BugsOption.reproSuffix(bugs))
                 opts.stopAtFirstViolation = true
+                if let o = oracles { opts.enabled = Set(o.split(separator: ",").map(String.init)) }
                 let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: noOracles ? nil : opts)
                 let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
                 result = SweepResult(seed: seed, run: run, wallSeconds: wall)

@@ -24,6 +24,7 @@ public struct OracleOptions: Sendable {
         + [UnreadModelOracle.oracleName, DeliveryOrderOracle.oracleName, RecallCopiesOracle.oracleName,
            ResendIdentityOracle.oracleName]
         + [StorageOracle.oracleName]
+        + [HeartbeatOracle.oracleName, ChatroomQuotaOracle.oracleName, ContentOracle.oracleName]
 
     public init(enabled: Set<String> = Set(OracleOptions.allNames), stopAtFirstViolation: Bool = true,
                 scenarioArgument: String) {
@@ -65,6 +66,7 @@ public final class OracleSuite: WorldObserver {
             + [UnreadModelOracle(suite: self), DeliveryOrderOracle(suite: self), RecallCopiesOracle(suite: self),
                ResendIdentityOracle(suite: self)]
             + [StorageOracle(suite: self)]
+            + [HeartbeatOracle(suite: self), ChatroomQuotaOracle(suite: self), ContentOracle(suite: self)]
         oracles = all.filter { options.enabled.contains($0.name) }
         world.addObserver(self)
         for o in oracles { world.addObserver(o) }

@@ -1,0 +1,67 @@
+import IMClient
+import IMServer
+import IMStore
+import IMWire
+import SimKernel
+
+/// content: the app reads back what was sent. Every message the app is shown with a messageUId
+/// the server accepted — an `onReceived`, or a row of a local history page — carries the accepted
+/// message's identity: the same type (or the recall notice `RC:RcNtf` that replaces it), sender,
+/// sentTime (the server's dataTime), content (its bytes hash to the accepted content's FNV-1a),
+/// direction (sent by this user or not) and conversation (a private one is named by the peer).
+/// The expectation comes from the server's accept (what went over the wire), never from the
+/// store the rows are read from. Messages of the server API (no sending device) are judged on
+/// type, sender, sentTime and content only. One report per device.
+final class ContentOracle: Oracle {
+    static let oracleName = "content"
+    let name = ContentOracle.oracleName
+    unowned let suite: OracleSuite
+    private var reported: Set<Int> = []
+
+    init(suite: OracleSuite) { self.suite = suite }
+
+    func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {}
+
+    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+        guard !reported.contains(d) else { return }
+        for e in effects {
+            switch e {
+            case .callback(.received(let m, _, _, _)):
+                if check(world, d, m, shownAs: "onReceived") { return }
+            case .callback(.history(_, let rows)):
+                for r in rows where check(world, d, r, shownAs: "a history page") { return }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Reports and returns true when `m` differs from the accepted message it names.
+    private func check(_ world: World, _ d: Int, _ m: StoredMessage, shownAs: String) -> Bool {
+        guard let uid = m.messageUId, let a = suite.paths.acceptedMessages[uid] else { return false }
+        if m.objectName == RecallNotificationContent.objectName { return false }
+        let me = world.userId(ofDevice: d)
+        var wrong: [String] = []
+        if m.objectName != a.objectName { wrong.append("type \(m.objectName), sent as \(a.objectName)") }
+        if m.senderUserId != a.senderUserId { wrong.append("sender \(m.senderUserId), sent by \(a.senderUserId)") }
+        if m.sentTime != a.dataTime { wrong.append("sentTime \(m.sentTime), accepted at dataTime \(a.dataTime)") }
+        if StableHash.fnv1a(m.content.utf8) != a.contentHash || m.content.utf8.count != a.contentLength {
+            wrong.append("content of \(m.content.utf8.count) bytes differs from the \(a.contentLength) bytes sent")
+        }
+        if a.senderDeviceId != nil, a.conversation.targetId != a.senderUserId {
+            let mine = a.senderUserId == me
+            if m.direction != (mine ? .send : .receive) {
+                wrong.append("direction \(m.direction), expected \(mine ? "send" : "receive")")
+            }
+            let conv = (a.conversation.type == .privateChat && !mine) ? ConversationKey(.privateChat, a.senderUserId) : a.conversation
+            if m.conversation != conv { wrong.append("conversation \(m.conversation), expected \(conv)") }
+        }
+        guard !wrong.isEmpty else { return false }
+        reported.insert(d)
+        suite.report(name, device: d, conversation: m.conversation, messageUId: uid,
+                     "\(shownAs) shows \(uid) (messageId \(m.messageId)) with " + wrong.joined(separator: "; "))
+        return true
+    }
+
+    func finalCheck(_ world: World) {}
+}
