@@ -388,6 +388,8 @@ struct SweepWorkerCommand: ParsableCommand {
         if swarm { sc.swarm = true }
         if let bugs { sc = try BugsOption.apply(bugs, to: sc) }
         let untilTime = try until.map { SimTime.zero + (try SimDuration(parsing: $0)) }
+        // Seed-independent set-up once per worker, not per seed.
+        let shared = try WorldTemplate(scenario: sc)
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
         while let line = readLine() {
@@ -396,7 +398,8 @@ struct SweepWorkerCommand: ParsableCommand {
             do {
                 var opts = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : "") + BugsOption.reproSuffix(bugs))
                 opts.stopAtFirstViolation = true
-                let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: noOracles ? nil : opts)
+                let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: noOracles ? nil : opts,
+                                          shared: shared)
                 let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
                 result = SweepResult(seed: seed, run: run, wallSeconds: wall)
             } catch {
