@@ -396,6 +396,8 @@ struct SweepWorkerCommand: ParsableCommand {
         if swarm { sc.swarm = true }
         if let bugs { sc = try BugsOption.apply(bugs, to: sc) }
         let untilTime = try until.map { SimTime.zero + (try SimDuration(parsing: $0)) }
+        // Seed-independent set-up once per worker, not per seed.
+        let shared = try WorldTemplate(scenario: sc)
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
         while let line = readLine() {
@@ -405,7 +407,8 @@ struct SweepWorkerCommand: ParsableCommand {
                 var opts = OracleOptions(scenarioArgument: scenario + (swarm ? " --swarm" : "") + BugsOption.reproSuffix(bugs))
                 opts.stopAtFirstViolation = true
                 if let o = oracles { opts.enabled = Set(o.split(separator: ",").map(String.init)) }
-                let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: noOracles ? nil : opts)
+                let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: noOracles ? nil : opts,
+                                          shared: shared)
                 let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
                 result = SweepResult(seed: seed, run: run, wallSeconds: wall)
             } catch {

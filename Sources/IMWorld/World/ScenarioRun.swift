@@ -12,9 +12,11 @@ public final class ScenarioRun {
     /// - Parameters:
     ///   - scenarioArgument: how the scenario was named on the command line (for repro lines).
     ///   - oracles: nil runs without oracles.
+    ///   - shared: set-up shared by the seeds of a sweep (`WorldTemplate`); same run without it.
     public init(scenario: Scenario, seed: UInt64, scenarioArgument: String? = nil,
-                oracles: OracleOptions? = nil, observers: [any WorldObserver] = []) throws(ScenarioError) {
-        world = try World(scenario: scenario, seed: seed)
+                oracles: OracleOptions? = nil, observers: [any WorldObserver] = [],
+                shared: WorldTemplate? = nil) throws(ScenarioError) {
+        world = try World(scenario: scenario, seed: seed, shared: shared)
         world.addObserver(statistics)
         world.addObserver(statuses)
         if var o = oracles {

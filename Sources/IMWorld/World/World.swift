@@ -48,7 +48,9 @@ public final class World {
     public internal(set) var convergedAt: SimTime?
 
     /// Builds the world. Throws for scenario problems only found when building (population).
-    public init(scenario: Scenario, seed: UInt64) throws(ScenarioError) {
+    /// - Parameter shared: seed-independent set-up made once for many seeds (sweeps); the run is
+    ///   the same without it.
+    public init(scenario: Scenario, seed: UInt64, shared: WorldTemplate? = nil) throws(ScenarioError) {
         self.scenario = scenario
         self.seed = seed
         sim = Simulator(seed: seed)
@@ -107,6 +109,7 @@ public final class World {
         var template: IMStore?
         func emptyStore() throws -> IMStore {
             if let template { return template }
+            if let shared { return shared.emptyStore }
             let t = try IMStore(location: .memory, options: storeOptions)
             template = t
             return t
