@@ -133,17 +133,23 @@ public struct ClientCore {
         // Chatroom rows left by a previous process: the SDK keeps room state in memory only,
         // so they are stale; local chatroom messages go with them (as on quit).
         do {
-            for room in try store.joinedChatrooms() {
-                let r = try store.quitChatroom(room.roomId)
-                out.note(.changed(conversation: ConversationKey(.chatroom, room.roomId), messageIds: [],
-                                  what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
-            }
             // Also rooms whose membership row never committed (a storage fault at the join):
             // their messages would otherwise be stored again by the next join pull.
-            for conv in try store.conversationList(types: [.chatroom]) {
-                let r = try store.quitChatroom(conv.key.targetId)
-                out.note(.changed(conversation: conv.key, messageIds: [],
-                                  what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
+            var stale = try store.joinedChatrooms().map(\.roomId)
+            for conv in try store.conversationList(types: [.chatroom]) where !stale.contains(conv.key.targetId) {
+                stale.append(conv.key.targetId)
+            }
+            for roomId in stale {
+                do {
+                    let r = try store.quitChatroom(roomId)
+                    out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
+                                      what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
+                } catch {
+                    // A storage fault: the removal is owed (retried at every input; a join of
+                    // the room fails with 33002 until then), or the join pull stores them twice.
+                    storeError("startup chatroom cleanup", error)
+                    owedRoomCleanups.append(OwedRoomCleanup(roomId: roomId, reportQuit: false))
+                }
             }
         } catch {
             storeError("startup chatroom cleanup", error)
