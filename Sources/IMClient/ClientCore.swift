@@ -47,6 +47,8 @@ public struct ClientCore {
     /// Writes a storage fault left owed (ClientCore+StoreRetry), retried at every input.
     var owedSentMarks: [OwedSentMark] = []
     var owedRoomCleanups: [OwedRoomCleanup] = []
+    /// Rooms whose last pulled page could not be stored: pulled again on the heartbeat.
+    var roomsToRepull: Set<String> = []
 
     /// Inbox cursor (server ms), cached from the store.
     public internal(set) var inboxCursor: Int64
@@ -216,6 +218,7 @@ public struct ClientCore {
             process(link.timerFired(timer, &out))
             // A message not stored waits for a pull; do not wait for the next s_msg forever.
             if timer == .heartbeat, pullAfterStoreFailure { startPull(reason: "retry after a store failure") }
+            if timer == .heartbeat, !roomsToRepull.isEmpty { repullRoomsAfterStoreFailure() }
         }
     }
 
