@@ -60,7 +60,7 @@ struct BenchBugs: ParsableCommand {
         .B12: Target(scenario: "everyday", oracle: "reconnect-kick"),  // B12 needs reconnectKickEnable (issue 22): everyday stays clean
         .B13: Target(scenario: "chatroom-storm", oracle: "chatroom"),
         .B14: Target(scenario: "quickstart", oracle: "unread"),
-        .B15: Target(scenario: "quickstart-storage", oracle: "no-loss"),  // storage faults: device stores (issue 28)
+        .B15: Target(scenario: "quickstart-storage", oracle: "liveness"),  // storage faults: device stores (issue 28)
         .B16: Target(scenario: "quickstart-storage", oracle: "order"),
     ]
 
