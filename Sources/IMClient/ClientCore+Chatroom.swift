@@ -259,8 +259,12 @@ extension ClientCore {
                 out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
                                   what: "room cursor back to \(cursorBefore): page not stored"))
             }
+            // Pulled again on the heartbeat if no s_ntf comes first (a quiet room would
+            // otherwise never bring these messages back).
+            roomsToRepull.insert(roomId)
             return
         }
+        roomsToRepull.remove(roomId)
         if let queued, queued > room.cursor, rooms[roomId]?.isJoined == true {
             sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
         }
@@ -274,6 +278,19 @@ extension ClientCore {
         if code == IMErrorCode.notInChatroom.rawValue || code == IMErrorCode.kickedAndBannedFromChatroom.rawValue
             || code == IMErrorCode.chatroomNotExist.rawValue {
             roomLost(roomId, code: code)
+        }
+    }
+
+    /// Heartbeat: rooms whose last page could not be stored pull again from their cursor.
+    mutating func repullRoomsAfterStoreFailure() {
+        for roomId in roomsToRepull.sorted() {
+            guard let room = rooms[roomId], room.isJoined else {
+                roomsToRepull.remove(roomId)
+                continue
+            }
+            if room.pullInFlight == nil {
+                sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
+            }
         }
     }
 }

@@ -47,6 +47,8 @@ public struct ClientCore {
     /// Writes a storage fault left owed (ClientCore+StoreRetry), retried at every input.
     var owedSentMarks: [OwedSentMark] = []
     var owedRoomCleanups: [OwedRoomCleanup] = []
+    /// Rooms whose last pulled page could not be stored: pulled again on the heartbeat.
+    var roomsToRepull: Set<String> = []
 
     /// Inbox cursor (server ms), cached from the store.
     public internal(set) var inboxCursor: Int64
@@ -133,17 +135,23 @@ public struct ClientCore {
         // Chatroom rows left by a previous process: the SDK keeps room state in memory only,
         // so they are stale; local chatroom messages go with them (as on quit).
         do {
-            for room in try store.joinedChatrooms() {
-                let r = try store.quitChatroom(room.roomId)
-                out.note(.changed(conversation: ConversationKey(.chatroom, room.roomId), messageIds: [],
-                                  what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
-            }
             // Also rooms whose membership row never committed (a storage fault at the join):
             // their messages would otherwise be stored again by the next join pull.
-            for conv in try store.conversationList(types: [.chatroom]) {
-                let r = try store.quitChatroom(conv.key.targetId)
-                out.note(.changed(conversation: conv.key, messageIds: [],
-                                  what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
+            var stale = try store.joinedChatrooms().map(\.roomId)
+            for conv in try store.conversationList(types: [.chatroom]) where !stale.contains(conv.key.targetId) {
+                stale.append(conv.key.targetId)
+            }
+            for roomId in stale {
+                do {
+                    let r = try store.quitChatroom(roomId)
+                    out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
+                                      what: "stale chatroom of a previous process cleared (\(r.deletedMessageCount) messages)"))
+                } catch {
+                    // A storage fault: the removal is owed (retried at every input; a join of
+                    // the room fails with 33002 until then), or the join pull stores them twice.
+                    storeError("startup chatroom cleanup", error)
+                    owedRoomCleanups.append(OwedRoomCleanup(roomId: roomId, reportQuit: false))
+                }
             }
         } catch {
             storeError("startup chatroom cleanup", error)
@@ -212,6 +220,7 @@ public struct ClientCore {
             process(link.timerFired(timer, &out))
             // A message not stored waits for a pull; do not wait for the next s_msg forever.
             if timer == .heartbeat, pullAfterStoreFailure { startPull(reason: "retry after a store failure") }
+            if timer == .heartbeat, !roomsToRepull.isEmpty { repullRoomsAfterStoreFailure() }
         }
     }
 

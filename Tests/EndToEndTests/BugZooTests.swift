@@ -30,7 +30,9 @@ import Testing
         Case(bug: .B12, oracle: "reconnect-kick", device: "alice-old"),   // B12 = reconnectKickEnable not honoured (issue 22)
         Case(bug: .B13, oracle: "chatroom", device: "alice-phone"),
         Case(bug: .B14, oracle: "unread", device: "bob-phone"),
-        Case(bug: .B15, oracle: "no-loss", device: "alice-phone"),
+        // B15: the loss keeps dave-web from converging; the liveness check names it at the
+        // deadline, before the storage oracle's final "lost for good" (no device: "-").
+        Case(bug: .B15, oracle: "liveness", device: "-"),
         Case(bug: .B16, oracle: "order", device: "alice-phone"),
     ]
 
@@ -61,7 +63,7 @@ import Testing
         #expect(s.bugs == [c.bug])
         let v = try #require(try Self.violations(s, c.bug).first, "\(c.bug) with the switch on: no violation")
         #expect(v.oracle == c.oracle, "\(c.bug): \(v.oracle) at \(v.time): \(v.detail)")
-        #expect(v.device == c.device, "\(c.bug): \(v.detail)")
+        #expect((v.device ?? "-") == c.device, "\(c.bug): \(v.detail)")
     }
 
     @Test(arguments: cases)

@@ -63,7 +63,7 @@ struct BenchBugs: ParsableCommand {
         .B12: Target(scenario: "everyday", oracle: "reconnect-kick", client: ["reconnectKickEnable": .bool(true)]),
         .B13: Target(scenario: "chatroom-storm", oracle: "chatroom"),
         .B14: Target(scenario: "quickstart", oracle: "unread"),
-        .B15: Target(scenario: "quickstart-storage", oracle: "no-loss"),  // storage faults: device stores (issue 28)
+        .B15: Target(scenario: "quickstart-storage", oracle: "liveness"),  // storage faults: device stores (issue 28)
         .B16: Target(scenario: "quickstart-storage", oracle: "order"),
     ]
 
