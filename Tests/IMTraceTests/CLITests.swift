@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 
 struct CLIResult {
     var status: Int32

@@ -5,6 +5,7 @@ import SimKernel
 import Testing
 
 @testable import IMTrace
+@testable import IMTraceFormat
 
 /// The exports for outside tools, checked with the real tools (Docs/look.md): tshark reads the
 /// pcapng and decodes it with Tools/wireshark/rmtp.lua the way IMWire does; the perfetto package's

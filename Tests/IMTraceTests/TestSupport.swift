@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 import SimKernel
 
 func testHeader(seed: UInt64 = 1, name: String = "test") -> TraceHeader {
