@@ -73,13 +73,15 @@ let package = Package(
             path: "Tools/imsim"
         ),
 
-        .testTarget(name: "SimKernelTests", dependencies: ["SimKernel", "Benchmarks", propertyBased]),
+        // What the tests that run the `imsim` binary or need a private directory share.
+        .target(name: "IMSimTestSupport", path: "Tests/Support"),
+        .testTarget(name: "SimKernelTests", dependencies: ["SimKernel", "Benchmarks", "IMSimTestSupport", propertyBased]),
         .testTarget(name: "IMWireTests", dependencies: ["IMWire", "SimKernel", "Benchmarks", propertyBased]),
-        .testTarget(name: "IMStoreTests", dependencies: ["IMStore", "Benchmarks", propertyBased]),
+        .testTarget(name: "IMStoreTests", dependencies: ["IMStore", "Benchmarks", "IMSimTestSupport", propertyBased]),
         .testTarget(name: "IMClientTests", dependencies: ["IMClient"]),
         .testTarget(name: "IMServerTests", dependencies: ["IMServer", "Benchmarks"]),
-        .testTarget(name: "IMWorldTests", dependencies: ["IMWorld", propertyBased]),
-        .testTarget(name: "IMTraceTests", dependencies: ["IMTrace", "IMTraceFormat"]),
+        .testTarget(name: "IMWorldTests", dependencies: ["IMWorld", "IMSimTestSupport", propertyBased]),
+        .testTarget(name: "IMTraceTests", dependencies: ["IMTrace", "IMTraceFormat", "IMSimTestSupport"]),
         .testTarget(name: "IMReplayTests", dependencies: ["IMReplay", "IMCapture"]),
         .testTarget(name: "IMRuntimeTests", dependencies: ["IMRuntime", "IMCapture", "IMReplay", "IMWorld"]),
         .testTarget(name: "IMImportTests", dependencies: ["IMImport", "Benchmarks", "IMCapture", "IMReplay", "IMRuntime", "IMWire", "IMClient", "IMServer", "IMStore", "SimKernel", nioCore, nioPosix]),

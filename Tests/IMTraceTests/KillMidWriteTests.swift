@@ -1,4 +1,5 @@
 import Foundation
+import IMSimTestSupport
 import Testing
 @testable import IMTrace
 @testable import IMTraceFormat

@@ -1,4 +1,5 @@
 import Foundation
+import IMSimTestSupport
 import IMWire
 import IMWorld
 import SimKernel

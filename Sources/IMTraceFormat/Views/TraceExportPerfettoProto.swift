@@ -317,14 +317,7 @@ struct PerfettoWriter {
 /// A protobuf byte builder (varint, fixed64, length-delimited).
 struct PB {
     var b: [UInt8] = []
-    mutating func varint(_ v: UInt64) {
-        var v = v
-        while v >= 0x80 {
-            b.append(UInt8(v & 0x7F) | 0x80)
-            v >>= 7
-        }
-        b.append(UInt8(v))
-    }
+    mutating func varint(_ v: UInt64) { b.appendVarint(v) }
     mutating func uint(_ field: Int, _ v: UInt64) {
         varint(UInt64(field) << 3)
         varint(v)
