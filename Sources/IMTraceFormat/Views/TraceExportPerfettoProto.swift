@@ -1,3 +1,4 @@
+import IMClient
 import IMWire
 import SimKernel
 
@@ -168,8 +169,8 @@ public enum TraceExportPerfettoProto {
             case .clientNote(let d, .syncState(_, let to, _)):
                 declareDevice(d, names)
                 declare(syncTrack(d), name: "\(names.device(d)) sync", parent: deviceTrack(d), rank: 1)
-                if to.hasPrefix("pulling") {
-                    beginSlice(syncTrack(d), "pulling page " + to.drop { $0 != "#" }.dropFirst(), at: ns)
+                if case .pulling(let page)? = SyncState(name: to) {
+                    beginSlice(syncTrack(d), "pulling page \(page)", at: ns)
                 } else {
                     endSlice(syncTrack(d), at: ns)
                 }
