@@ -43,14 +43,19 @@ let package = Package(
         .target(name: "IMStore", dependencies: ["SimKernel", "IMWire", "CSQLite", "CSimVFS"]),
         .target(name: "IMClient", dependencies: ["SimKernel", "IMWire", "IMStore"]),
         .target(name: "IMServer", dependencies: ["SimKernel", "IMWire"]),
-        .target(name: "IMWorld", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer"]),
+        // The world's value types that traces and reports name (fault kinds, phases, verdicts): no simulator.
+        .target(name: "IMWorldValues"),
+        .target(name: "IMWorld", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorldValues"]),
         .target(name: "CCRC32C"),
-        .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "CZstd", "CCRC32C"]),
+        // Trace container, records, reader, writer, the core-value recorder and the views: no simulator.
+        .target(name: "IMTraceFormat", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorldValues", "CZstd", "CCRC32C"]),
+        // The world observer that records a run, and the views that read the ledger.
+        .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "IMTraceFormat"]),
         // Capture format, reader, writer and the recording sink: no simulator, so the runtime can record.
         .target(name: "IMCapture", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "CZstd"]),
         .target(name: "IMReplay", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMWorld", "IMCapture"]),
         // The real runtime: the same cores over TCP (SwiftNIO), real clocks; outside the determinism rules.
-        .target(name: "IMRuntime", dependencies: ["SimKernel", "IMClient", "IMServer", "IMStore", "IMWire", "IMCapture", "IMTrace", nioCore, nioPosix, crypto]),
+        .target(name: "IMRuntime", dependencies: ["SimKernel", "IMClient", "IMServer", "IMStore", "IMWire", "IMCapture", "IMTraceFormat", nioCore, nioPosix, crypto]),
         // Production traffic (pcap/pcapng via libpcap, browser HAR) → captures; only the CLI links it.
         .target(name: "IMImport", dependencies: ["SimKernel", "IMWire", "IMClient", "IMStore", "IMCapture", "CPcap", protobuf]),
         .target(name: "IMSim", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMCapture", "IMReplay", "IMRuntime"]),
@@ -68,13 +73,15 @@ let package = Package(
             path: "Tools/imsim"
         ),
 
-        .testTarget(name: "SimKernelTests", dependencies: ["SimKernel", "Benchmarks", propertyBased]),
+        // What the tests that run the `imsim` binary or need a private directory share.
+        .target(name: "IMSimTestSupport", path: "Tests/Support"),
+        .testTarget(name: "SimKernelTests", dependencies: ["SimKernel", "Benchmarks", "IMSimTestSupport", propertyBased]),
         .testTarget(name: "IMWireTests", dependencies: ["IMWire", "SimKernel", "Benchmarks", propertyBased]),
-        .testTarget(name: "IMStoreTests", dependencies: ["IMStore", "Benchmarks", propertyBased]),
+        .testTarget(name: "IMStoreTests", dependencies: ["IMStore", "Benchmarks", "IMSimTestSupport", propertyBased]),
         .testTarget(name: "IMClientTests", dependencies: ["IMClient"]),
         .testTarget(name: "IMServerTests", dependencies: ["IMServer", "Benchmarks"]),
-        .testTarget(name: "IMWorldTests", dependencies: ["IMWorld", propertyBased]),
-        .testTarget(name: "IMTraceTests", dependencies: ["IMTrace"]),
+        .testTarget(name: "IMWorldTests", dependencies: ["IMWorld", "IMSimTestSupport", propertyBased]),
+        .testTarget(name: "IMTraceTests", dependencies: ["IMTrace", "IMTraceFormat", "IMSimTestSupport"]),
         .testTarget(name: "IMReplayTests", dependencies: ["IMReplay", "IMCapture"]),
         .testTarget(name: "IMRuntimeTests", dependencies: ["IMRuntime", "IMCapture", "IMReplay", "IMWorld"]),
         .testTarget(name: "IMImportTests", dependencies: ["IMImport", "Benchmarks", "IMCapture", "IMReplay", "IMRuntime", "IMWire", "IMClient", "IMServer", "IMStore", "SimKernel", nioCore, nioPosix]),

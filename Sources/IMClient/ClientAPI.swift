@@ -192,9 +192,8 @@ public enum ClientNote: Sendable {
     /// A store change other than storing a received message (added by IMClient): send status,
     /// recall, read state, chatroom quit. `what` is one readable line.
     case changed(conversation: ConversationKey?, messageIds: [Int64], what: String)
-    /// Inbox sync machine transition (added by IMClient): `offline`, `linkCheck`, `pulling#<page>`,
-    /// `idle`, `inSync`.
-    case syncState(from: String, to: String, reason: String)
+    /// Inbox sync machine transition (added by IMClient).
+    case syncState(from: SyncState, to: SyncState, reason: String)
     /// A store operation failed (the core goes on; a real SDK would report 33002).
     case storeError(operation: String, message: String)
     /// An input the core did not act on, and why (e.g. "connect while connected", a late PUBACK,

@@ -101,7 +101,8 @@ public struct ClientCore {
     /// Position in the reconnect schedule of the next delay.
     public var reconnectBackoffIndex: Int { link.state.call?.backoffIndex ?? 0 }
     /// The inbox sync's state (`offline`, `linkCheck`, `pulling`, `idle`, `inSync`).
-    public var syncStateName: String { sync.state.name }
+    public var syncState: SyncState { sync.state.reported }
+    public var syncStateName: String { syncState.name }
     public var isPulling: Bool { sync.isPulling }
     /// The first pull of this connection finished and none runs.
     public var isInSync: Bool { sync.isInSync }
@@ -295,9 +296,9 @@ public struct ClientCore {
 
     /// Changes the inbox sync machine and notes the transition.
     mutating func syncChange(_ reason: String, _ body: (inout InboxSyncMachine) -> Void) {
-        let before = sync.state.name
+        let before = sync.state.reported
         body(&sync)
-        let after = sync.state.name
+        let after = sync.state.reported
         if before != after { out.note(.syncState(from: before, to: after, reason: reason)) }
     }
 

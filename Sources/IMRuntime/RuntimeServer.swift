@@ -1,5 +1,5 @@
 import IMServer
-import IMTrace
+import IMTraceFormat
 import IMWire
 import NIOCore
 import NIOPosix

@@ -1,3 +1,5 @@
+import IMWire
+
 /// Pull and history responses built from already-encoded DownStreamMessages: every message is
 /// encoded once at accept time, and a page only adds its envelope (protobuf field 1, length-
 /// delimited, per item; then the scalar fields). Checked against swift-protobuf by the tests.
@@ -6,7 +8,7 @@ enum PageEncoding {
     static func downStreamMessages(_ items: [[UInt8]], syncTime: Int64, finished: Bool) -> [UInt8] {
         var out = envelope(items)
         out.append(0x10)
-        varint(UInt64(bitPattern: syncTime), into: &out)
+        out.appendVarint(UInt64(bitPattern: syncTime))
         out.append(0x18)
         out.append(finished ? 1 : 0)
         return out
@@ -16,9 +18,9 @@ enum PageEncoding {
     static func historyOutput(_ items: [[UInt8]], syncTime: Int64, hasMsg: Int32) -> [UInt8] {
         var out = envelope(items)
         out.append(0x10)
-        varint(UInt64(bitPattern: syncTime), into: &out)
+        out.appendVarint(UInt64(bitPattern: syncTime))
         out.append(0x18)
-        varint(UInt64(bitPattern: Int64(hasMsg)), into: &out)
+        out.appendVarint(UInt64(bitPattern: Int64(hasMsg)))
         return out
     }
 
@@ -27,18 +29,9 @@ enum PageEncoding {
         out.reserveCapacity(items.reduce(16) { $0 + $1.count + 3 })
         for item in items {
             out.append(0x0A)
-            varint(UInt64(item.count), into: &out)
+            out.appendVarint(UInt64(item.count))
             out.append(contentsOf: item)
         }
         return out
-    }
-
-    private static func varint(_ v: UInt64, into out: inout [UInt8]) {
-        var v = v
-        while v >= 0x80 {
-            out.append(UInt8(v & 0x7F) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
     }
 }

@@ -195,7 +195,7 @@ extension ServerCore {
             if let extraContent { d.extraContent = extraContent }
             return MessageRecord(uid: uid, seq: seq, conversation: conversation, senderUserId: sender, senderDeviceId: senderDevice,
                                  objectName: objectName, dataTime: dataTime, flags: flags, clientUniqueId: clientUniqueId,
-                                 pushAllowed: pushAllowed && flags.push, downBytes: (try? ProtoBody.encode(d)) ?? [],
+                                 pushAllowed: pushAllowed && flags.push, downBytes: ProtoBody.encodeBuilt(d),
                                  contentLength: content.count, contentHash: StableHash.fnv1a(content))
         }
         if clientUniqueId != 0, senderDevice != nil {
@@ -260,7 +260,7 @@ extension ServerCore {
                         var n = RMTPNotifyMsg()
                         n.type = 1
                         n.time = m.dataTime
-                        notifyBody = (try? ProtoBody.encode(n)) ?? []
+                        notifyBody = ProtoBody.encodeBuilt(n)
                     }
                     write(c, [.publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_ntf, targetId: user,
                                                      messageId: msgId, body: notifyBody!))])
@@ -300,7 +300,7 @@ extension ServerCore {
         d.contentBytes = req.content
         d.dataTime = now
         d.status = DownStreamStatus(persistent: .status).rawValue
-        let body = (try? ProtoBody.encode(d)) ?? []
+        let body = ProtoBody.encodeBuilt(d)
         let target = req.conversation.type == .privateChat ? req.session.userId : req.conversation.targetId
         for user in recipients {
             let conns = req.conversation.type == .chatroom ? joinedConnections(room: req.conversation.targetId, user: user)

@@ -108,14 +108,7 @@ package enum FastProto {
     struct Writer {
         var out: [UInt8] = []
 
-        mutating func raw(_ v: UInt64) {
-            var v = v
-            while v >= 0x80 {
-                out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-                v >>= 7
-            }
-            out.append(UInt8(v))
-        }
+        mutating func raw(_ v: UInt64) { out.appendVarint(v) }
 
         mutating func tag(_ field: UInt64, _ wire: UInt64) { raw(field << 3 | wire) }
 

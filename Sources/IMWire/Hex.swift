@@ -2,11 +2,12 @@
 public enum Hex {
     static let digits = Array("0123456789abcdef".utf8)
 
-    /// Lowercase, no separators.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    /// Lowercase, two digits a byte, `separator` between bytes (none by default).
+    public static func encode(_ bytes: some Sequence<UInt8>, separator: String = "") -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(bytes.underestimatedCount * 2)
+        out.reserveCapacity(bytes.underestimatedCount * (2 + separator.utf8.count))
         for b in bytes {
+            if !out.isEmpty { out.append(contentsOf: separator.utf8) }
             out.append(digits[Int(b >> 4)])
             out.append(digits[Int(b & 0x0F)])
         }

@@ -106,6 +106,19 @@ public enum ProtoBody {
         }
     }
 
+    /// Serialises a body the cores build themselves (the one policy for the 28 call sites that
+    /// sent an empty body on failure). Every required field is set by construction, so a failure
+    /// is a bug in the caller: it stops the run naming the message, the field and the call site,
+    /// rather than putting an empty body on the wire that the peer would misread.
+    public static func encodeBuilt(_ message: some SwiftProtobuf.Message, file: StaticString = #fileID,
+                                   line: UInt = #line) -> [UInt8] {
+        do {
+            return try encode(message)
+        } catch {
+            preconditionFailure("cannot encode a body built here: \(error)", file: file, line: line)
+        }
+    }
+
     static func shortName(_ protoName: String) -> String {
         protoName.hasPrefix("rmtp.") ? String(protoName.dropFirst(5)) : protoName
     }

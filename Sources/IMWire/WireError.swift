@@ -134,8 +134,5 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    static func hex(_ b: UInt8) -> String {
-        let s = String(b, radix: 16)
-        return s.count == 1 ? "0" + s : s
-    }
+    static func hex(_ b: UInt8) -> String { Hex.encode(CollectionOfOne(b)) }
 }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import IMSimTestSupport
 import IMWire
 import Testing
 @testable import IMStore
@@ -173,24 +174,3 @@ private func populate(_ s: IMStore) throws {
     }
 }
 
-/// Finds the `imsim` executable built next to the test bundle (swift test builds every product).
-/// Copied from SimKernelTests/TwoProcessDeterminismTests.swift.
-enum ImsimBinary {
-    struct NotFound: Error, CustomStringConvertible {
-        var tried: [String]
-        var description: String { "imsim executable not found (tried \(tried)); run `swift build` first" }
-    }
-
-    static func locate() throws -> URL {
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
-        var tried: [String] = []
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("imsim")
-            tried.append(candidate.path)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        throw NotFound(tried: tried)
-    }
-}

@@ -1,3 +1,4 @@
+import IMSimTestSupport
 import CSQLite
 import Foundation
 import IMWire

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import IMSimTestSupport
 import IMWire
 @testable import IMStore
 
@@ -37,13 +38,6 @@ func outgoing(_ text: String, in conversation: ConversationKey = alice, at local
 @discardableResult
 func store(_ s: IMStore, _ message: ReceivedMessage) throws -> Int64 {
     try s.storeReceived(message).messageId
-}
-
-/// A fresh directory for file-mode tests (`mkdtemp`), removed by the caller.
-func temporaryDirectory() throws -> URL {
-    var template = Array((FileManager.default.temporaryDirectory.path + "/imstore-tests-XXXXXX").utf8CString)
-    guard let p = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-    return URL(fileURLWithPath: String(cString: p), isDirectory: true)
 }
 
 /// Runs a one-column integer query.

@@ -1,29 +1,15 @@
 import Foundation
+import IMSimTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 
-struct CLIResult {
-    var status: Int32
-    var out: String
-    var err: String
-}
+typealias CLIResult = ImsimBinary.Result
 
-func imsim(_ args: [String]) throws -> CLIResult {
-    let p = Process()
-    p.executableURL = try ImsimBinary.locate()
-    p.arguments = args
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return CLIResult(status: p.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
-}
+func imsim(_ args: [String]) throws -> CLIResult { try ImsimBinary.run(args) }
 
 /// The built `imsim` binary: run --trace, the views, diff exit codes, check-determinism.
 @Suite(.serialized) struct CLITests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 import SimKernel
 
 @Suite struct ChecksumTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 import SimKernel
 
 /// Truncations and byte flips at deterministic random places: every outcome is a typed error or

@@ -4,6 +4,7 @@ import IMWorld
 import SimKernel
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 
 func traceFrom(_ events: [(TraceEvent, SimTime)], perBlock: Int = 8192, level: Int32 = 1) throws -> [UInt8] {
     let options = TraceRecorderOptions(writer: TraceWriterOptions(compressionLevel: level, recordsPerBlock: perBlock))

@@ -1,6 +1,8 @@
 import Foundation
+import IMSimTestSupport
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 #if canImport(Glibc)
 import Glibc
 #endif

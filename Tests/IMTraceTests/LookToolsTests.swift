@@ -1,10 +1,12 @@
 import Foundation
+import IMSimTestSupport
 import IMWire
 import IMWorld
 import SimKernel
 import Testing
 
 @testable import IMTrace
+@testable import IMTraceFormat
 
 /// The exports for outside tools, checked with the real tools (Docs/look.md): tshark reads the
 /// pcapng and decodes it with Tools/wireshark/rmtp.lua the way IMWire does; the perfetto package's

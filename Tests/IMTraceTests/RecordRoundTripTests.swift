@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 import SimKernel
 
 /// A record using every field type the encoder offers.

@@ -7,6 +7,7 @@ import IMWorld
 import SimKernel
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 
 /// A small world: two users, three devices, a script with sends, lifecycle changes and a fault.
 func smallScenario(name: String = "small") throws -> Scenario {

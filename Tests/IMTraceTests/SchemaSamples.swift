@@ -5,6 +5,7 @@ import IMWire
 import IMWorld
 import SimKernel
 @testable import IMTrace
+@testable import IMTraceFormat
 
 /// One or more values of every record kind, with the awkward cases: nil and present optionals,
 /// kept and digested content, wire bytes with and without content, every timer, negative and

@@ -6,6 +6,7 @@ import IMWorld
 import SimKernel
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 
 /// Writes `events` through a world-less recorder (the same encoding path the observer methods
 /// use) into an in-memory trace.

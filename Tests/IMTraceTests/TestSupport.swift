@@ -1,6 +1,8 @@
 import Foundation
+import IMSimTestSupport
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 import SimKernel
 
 func testHeader(seed: UInt64 = 1, name: String = "test") -> TraceHeader {
@@ -31,27 +33,6 @@ func temporaryPath(_ name: String) -> String {
         .appendingPathComponent("imtrace-test-\(ProcessInfo.processInfo.processIdentifier)-\(name).imtrace").path
 }
 
-/// Finds the `imsim` executable built next to the test bundle (swift test builds every product).
-/// Same locator as SimKernelTests' two-process test.
-enum ImsimBinary {
-    struct NotFound: Error, CustomStringConvertible {
-        var tried: [String]
-        var description: String { "imsim executable not found (tried \(tried)); run `swift build` first" }
-    }
-
-    static func locate() throws -> URL {
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
-        var tried: [String] = []
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("imsim")
-            tried.append(candidate.path)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        throw NotFound(tried: tried)
-    }
-}
 
 /// A file of this repository, by its path from the repository root.
 func repositoryFile(_ relative: String) -> String {

@@ -6,6 +6,7 @@ import IMWorld
 import SimKernel
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 
 /// A hand-made trace of one private message alice-phone → bob (bob-phone), plus noise on a
 /// third device: every step of the path, with realistic times.

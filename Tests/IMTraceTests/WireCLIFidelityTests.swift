@@ -1,4 +1,5 @@
 import Foundation
+import IMSimTestSupport
 import Testing
 
 /// Issue 22 items 10–12 through the `imsim decode` / `imsim encode` command line (wire-protocol §1.3, §5).

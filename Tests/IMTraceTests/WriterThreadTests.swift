@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IMTrace
+@testable import IMTraceFormat
 import SimKernel
 
 /// The writer thread (`TraceWriterOptions.writerThread`, on by default) compresses and writes

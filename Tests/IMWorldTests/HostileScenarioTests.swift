@@ -1,4 +1,5 @@
 import Foundation
+import IMSimTestSupport
 import SimKernel
 import Testing
 import IMWire
@@ -179,16 +180,7 @@ import IMWire
 
 extension ImsimBinary {
     static func runWithError(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let p = Foundation.Process()
-        p.executableURL = try locate()
-        p.arguments = args
-        let out = Foundation.Pipe(), err = Foundation.Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try run(args)
+        return (r.status, r.out, r.err)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IMSimTestSupport
 import IMClient
 import IMServer
 import IMStore

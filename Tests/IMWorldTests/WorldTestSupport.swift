@@ -1,4 +1,5 @@
 import Foundation
+import IMSimTestSupport
 import IMClient
 import IMServer
 import IMWire
@@ -49,28 +50,3 @@ func runWithTap(_ s: Scenario, seed: UInt64 = 1, until: SimTime? = nil) throws -
     return (run, tap)
 }
 
-/// Finds the `imsim` executable built next to the test bundle.
-enum ImsimBinary {
-    static func locate() throws -> URL {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<4 {
-            let c = dir.appendingPathComponent("imsim")
-            if FileManager.default.isExecutableFile(atPath: c.path) { return c }
-            dir = dir.deletingLastPathComponent()
-        }
-        throw CocoaError(CocoaError.Code.fileNoSuchFile)
-    }
-
-    static func run(_ args: [String]) throws -> (status: Int32, out: String) {
-        let p = Foundation.Process()
-        p.executableURL = try locate()
-        p.arguments = args
-        let pipe = Foundation.Pipe()
-        p.standardOutput = pipe
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-}

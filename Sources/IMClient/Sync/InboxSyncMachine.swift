@@ -13,12 +13,13 @@ struct InboxSyncMachine: Sendable {
         case pulling(PullingState)
         case idle(synced: Bool)
 
-        var name: String {
+        /// What `ClientNote.syncState` reports.
+        var reported: SyncState {
             switch self {
-            case .offline: "offline"
-            case .linkCheck: "linkCheck"
-            case .pulling(let p): "pulling#\(p.page)"
-            case .idle(let synced): synced ? "inSync" : "idle"
+            case .offline: .offline
+            case .linkCheck: .linkCheck
+            case .pulling(let p): .pulling(page: p.page)
+            case .idle(let synced): synced ? .inSync : .idle
             }
         }
     }

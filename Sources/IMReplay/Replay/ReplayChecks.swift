@@ -73,7 +73,7 @@ final class ReplayChecks {
     private var kvDebtLine = 0
     private var inbound: InboundFrames
     // no-loss (B3): the inbox sync state, and which capture lines brought a direct delivery / a pull page
-    private var syncState = "offline"
+    private var syncState = SyncState.offline
     private var directLine = -1
     private var pullLine = -1
     private var cursorJumpReported = false
@@ -264,7 +264,7 @@ final class ReplayChecks {
             case .note(.cursor(let cursorName, let value)) where cursorName == SyncCursor.inbox.name:
                 // B3: a direct delivery moved the inbox cursor before this connection's sync
                 // completed — the pull that follows starts there, and what is older never arrives.
-                if syncState != "inSync", directLine == line, pullLine != line, !cursorJumpReported {
+                if syncState != .inSync, directLine == line, pullLine != line, !cursorJumpReported {
                     cursorJumpReported = true
                     report("no-loss", line: line, t: t,
                            "inbox cursor moved to \(value) by a direct delivery while the sync was \(syncState): older " +

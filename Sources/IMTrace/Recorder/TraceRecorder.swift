@@ -5,38 +5,6 @@ import IMWire
 import IMWorld
 import SimKernel
 
-/// Knobs of a `TraceRecorder`.
-public struct TraceRecorderOptions: Sendable {
-    /// Store message content, KV values, tokens and wire bytes (otherwise length + hash, or
-    /// a byte count: privacy by default).
-    public var keepContent: Bool
-    public var level: TraceLevel
-    public var writer: TraceWriterOptions
-    /// Start options recorded in the header (scenario path, arguments…). `epochMs`,
-    /// `traceLevel` and `devices` are added by the recorder.
-    public var headerOptions: [TraceOption]
-    public var build: String
-    /// Largest ledger record: a big run's ledger is split into several (the block compresses them).
-    public var ledgerPartBytes: Int
-
-    public init(keepContent: Bool = false, level: TraceLevel = .full, writer: TraceWriterOptions = .init(),
-                headerOptions: [TraceOption] = [], build: String = TraceHeader.currentBuild, ledgerPartBytes: Int = 256 << 10) {
-        self.keepContent = keepContent
-        self.level = level
-        self.writer = writer
-        self.headerOptions = headerOptions
-        self.build = build
-        self.ledgerPartBytes = max(1, ledgerPartBytes)
-    }
-
-    /// Everything on the calling thread (no writer thread).
-    public var singleThreaded: TraceRecorderOptions {
-        var o = self
-        o.writer.writerThread = false
-        return o
-    }
-}
-
 /// Records a run: a world observer that writes a trace record for every kernel event, every
 /// core input, effect, callback and note, every world note and oracle verdict, then the ledger
 /// and the final digest (Docs/trace-format.md, "Record schema").
@@ -46,26 +14,19 @@ public struct TraceRecorderOptions: Sendable {
 /// message: ~60 bytes each). Observer methods cannot throw: the first write error is kept in
 /// `error`, recording stops, and `finish` rethrows it.
 public final class TraceRecorder: WorldObserver {
-    public let writer: TraceWriter
+    /// Writes the records: everything but reading the world.
+    public let core: CoreTraceRecorder
+    public var writer: TraceWriter { core.writer }
     public let options: TraceRecorderOptions
-    public let epochMs: Int64
+    public var epochMs: Int64 { core.epochMs }
     /// The first write error; nothing is recorded after it.
-    // The hot fields skip runtime exclusivity checks (one simulation thread drives the recorder;
-    // the checks cost ~10% of recording).
-    @exclusivity(unchecked) public private(set) var error: TraceError?
+    public var error: TraceError? { core.error }
     /// The ledger was written (at `worldDidFinish`, or by `finish`).
     public private(set) var ledgerWritten = false
 
     @exclusivity(unchecked) private weak var world: World?
     private var ledgerSource: (() -> Ledger)?
     private var ownStatuses: LedgerStatusRecorder?
-    @exclusivity(unchecked) private var clockOffsets: [Int64?] = []
-    @exclusivity(unchecked) private var nextEvent: UInt64 = 0
-    /// Set by the first write error or by `close`: one flag (comparing the optional error
-    /// copied it per record).
-    @exclusivity(unchecked) private var stopped = false
-    private let keep: Bool
-    private let level: TraceLevel
 
     /// Creates the trace file and writes its header.
     public convenience init(path: String, scenario: Scenario, seed: UInt64, options: TraceRecorderOptions = .init())
@@ -85,11 +46,8 @@ public final class TraceRecorder: WorldObserver {
 
     /// Records through `writer` (its header must carry `epochMs` if the epoch is not 0).
     public init(writer: TraceWriter, options: TraceRecorderOptions, epochMs: Int64) throws(TraceError) {
-        self.writer = writer
+        core = CoreTraceRecorder(writer: writer, options: options, epochMs: epochMs)
         self.options = options
-        self.epochMs = epochMs
-        keep = options.keepContent
-        level = options.level
     }
 
     /// The header a recorder writes for a run of `scenario` with `seed`.
@@ -123,8 +81,9 @@ public final class TraceRecorder: WorldObserver {
     private func start(_ w: World) {
         world = w
         w.addObserver(self)
-        nextEvent = w.sim.counters.eventsDispatched
-        clockOffsets = Array(repeating: nil, count: w.deviceCount)
+        core.nextEvent = w.sim.counters.eventsDispatched
+        core.digest = { [weak w] in w?.sim.digest.value ?? 0 }
+        core.setDeviceCount(w.deviceCount)
         let ids = w.userIds
         var userIndex: [String: Int] = [:]
         for (i, u) in ids.enumerated() { userIndex[u] = i }
@@ -140,37 +99,7 @@ public final class TraceRecorder: WorldObserver {
     /// Appends one event at `time` (if the level records it). The observer methods use it; so
     /// do synthetic streams.
     public func record(_ event: TraceEvent, at time: SimTime) {
-        let head = event.head
-        append(kind: head.kind, level: head.level, at: time) { event.encode(into: &$0, epochMs: epochMs) }
-    }
-
-    /// The one write path: level filter, a checkpoint before the first record of each block,
-    /// the record, the kernel-event count. The hot observer paths call it directly with a
-    /// record's own encoder (the same one `TraceEvent.encode` uses), skipping the `TraceEvent`
-    /// wrapper; levels are those of `TraceEvent.head`.
-    @inline(__always)
-    private func append(kind: UInt16, level l: TraceLevel, at time: SimTime, _ body: (inout RecordEncoder) -> Void) {
-        guard !stopped, l <= level else { return }
-        do {
-            if writer.pendingRecordCount == 0 {
-                let digest = world?.sim.digest.value ?? 0
-                let cp = TraceEvent.meta(.checkpoint(nextEvent: nextEvent, digest: digest))
-                try writer.append(kind: cp.kind, time: time) { cp.encode(into: &$0, epochMs: epochMs) }
-            }
-            try writer.append(kind: kind, time: time, body)
-            if kind <= 19 { nextEvent += 1 }  // kernel events are kinds 1–19
-        } catch {
-            self.error = error
-            stopped = true
-        }
-    }
-
-    private func record(device d: Int, _ r: ClientEffectRecord, at time: SimTime) {
-        append(kind: r.kind, level: .full, at: time) { TraceEvent.encode(device: d, r, into: &$0) }
-    }
-
-    private func record(_ r: ServerEffectRecord, at time: SimTime) {
-        append(kind: r.kind, level: .full, at: time) { r.encode(into: &$0) }
+        core.record(event, at: time)
     }
 
     private func violation(_ v: Violation) {
@@ -207,17 +136,10 @@ public final class TraceRecorder: WorldObserver {
     /// `record(_:at:)` without a world.
     @discardableResult
     public func close(finalDigest: UInt64) throws(TraceError) -> TraceWriteSummary {
-        stopped = true
-        if let error { throw error }
-        return try writer.finish(finalDigest: finalDigest)
+        try core.close(finalDigest: finalDigest)
     }
 
     // MARK: - WorldObserver
-
-    // The observer methods write the frequent records straight from the world's values with the
-    // record types' own field encoders (no intermediate record, no copy of the effect); the rest
-    // go through the record types. Same bytes either way
-    // (RecorderTests.directWritePathsMatchTheRecordTypes).
 
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
         // Copy the payload out first: switching on `event.payload` copied the whole generic
@@ -226,118 +148,31 @@ public final class TraceRecorder: WorldObserver {
         let payload = event.payload
         switch payload {
         case .deliver(let c, let toServer):
-            let d = world.device(ofConnection: ConnectionID(UInt64(c))) ?? 0
-            append(kind: toServer ? KernelRecord.deliverUpKind : KernelRecord.deliverDownKind, level: .events, at: time) { KernelRecord.encodeLink(UInt64(c), d, into: &$0) }
+            core.deliver(UInt64(c), device: world.device(ofConnection: ConnectionID(UInt64(c))) ?? 0, toServer: toServer, at: time)
         case .clientTimer(let d, let t):
-            append(kind: KernelRecord.clientTimerKind, level: .events, at: time) { KernelRecord.encodeClientTimer(Int(d), t, into: &$0) }
+            core.clientTimer(device: Int(d), t, at: time)
         default:
-            let r = KernelRecord(payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }
-            append(kind: r.kind, level: .events, at: time) { r.encode(into: &$0) }
+            core.record(.kernel(KernelRecord(payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }), at: time)
         }
     }
 
     public func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
-        guard level >= .outcomes else { return }
-        let now = world.now
-        let offset = localMs &- (epochMs &+ now.milliseconds)
-        if d < clockOffsets.count, clockOffsets[d] != offset {
-            clockOffsets[d] = offset
-            record(.clientInput(device: d, .wallClock(offsetMs: offset)), at: now)
-        }
-        switch input {
-        case .api: break
-        // The world feeds a timer to its core exactly when it dispatches `ev.clientTimer`: that
-        // record is the input (kind `in.timer` is for drivers without kernel records, e.g. replay).
-        case .timerFired: return
-        case .transport(.bytes(let b)):
-            append(kind: ClientInputRecord.transportBytesKind, level: .full, at: now) { $0.uvarint(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
-            return
-        default: if level < .full { return }
-        }
-        record(.clientInput(device: d, ClientInputRecord(input, keepContent: keep)), at: now)
+        core.clientInput(device: d, input, localMs: localMs, at: world.now)
     }
 
     public func world(_ world: World, device d: Int, effects: [ClientEffect]) {
-        guard level >= .outcomes else { return }
-        let now = world.now
-        var nextConnection = UInt64(world.connectionCount)
-        for i in effects.indices {
-            switch effects[i] {
-            case .openConnection:
-                record(device: d, .openConnection(ConnectionID(nextConnection)), at: now)
-                nextConnection += 1
-            case .send(let bytes, let frames):
-                append(kind: ClientEffectRecord.sendKind, level: .full, at: now) {
-                    $0.uvarint(d); ClientEffectRecord.encodeSend(.of(bytes, keep: keep), frames, into: &$0)
-                }
-            case .closeConnection:
-                record(device: d, .closeConnection, at: now)
-            case .setTimer(let t, let after):
-                append(kind: ClientEffectRecord.setTimerKind, level: .full, at: now) { $0.uvarint(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
-            case .cancelTimer(let t):
-                append(kind: ClientEffectRecord.cancelTimerKind, level: .full, at: now) { $0.uvarint(d); $0.clientTimer(t) }
-            case .callback(.received(let m, let left, let off, let pkg)):
-                append(kind: CallbackRecord.receivedKind, level: .outcomes, at: now) {
-                    $0.uvarint(d)
-                    CallbackRecord.encodeReceived(m, left: left, offline: off, hasPackage: pkg, keepContent: keep, epoch: epochMs, into: &$0)
-                }
-            case .callback(let cb):
-                let r = CallbackRecord(cb, keepContent: keep)
-                append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
-            case .note(.cursor(let name, let v)):
-                append(kind: ClientNoteRecord.cursorKind, level: .outcomes, at: now) {
-                    $0.uvarint(d); ClientNoteRecord.encodeCursor(name, v, into: &$0, epoch: epochMs)
-                }
-            case .note(.stored(let id, let uid, let c, let t, let dir, let new)):
-                append(kind: ClientNoteRecord.storedKind, level: .outcomes, at: now) {
-                    $0.uvarint(d); ClientNoteRecord.encodeStored(id, uid, c, t, dir, new, into: &$0, epoch: epochMs)
-                }
-            case .note(let n):
-                let r = ClientNoteRecord(n)
-                append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
-            }
-        }
+        // Observers see effects before the world applies them: the world numbers connections in
+        // order, so the n-th opened here gets `connectionCount + n`.
+        let first = UInt64(world.connectionCount)
+        core.clientEffects(device: d, effects, opened: { ConnectionID(first + UInt64($0)) }, at: world.now)
     }
 
     public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
-        guard level >= .outcomes else { return }
-        switch serverInput {
-        case .api: break
-        case .timerFired: return  // = the `ev.serverTimer` record (see client timers above)
-        case .bytes(let c, let b):
-            append(kind: ServerInputRecord.bytesKind, level: .full, at: world.now) { ServerInputRecord.encodeBytes(c, .of(b, keep: keep), into: &$0) }
-            return
-        default: if level < .full { return }
-        }
-        record(.serverInput(ServerInputRecord(serverInput, keepContent: keep)), at: world.now)
+        core.serverInput(serverInput, at: world.now)
     }
 
     public func world(_ world: World, serverEffects: [ServerEffect]) {
-        guard level >= .outcomes else { return }
-        let now = world.now
-        for i in serverEffects.indices {
-            switch serverEffects[i] {
-            case .send(let c, let bytes, let frames):
-                append(kind: ServerEffectRecord.sendKind, level: .full, at: now) { ServerEffectRecord.encodeSend(c, .of(bytes, keep: keep), frames, into: &$0) }
-            case .close(let c):
-                record(.close(c), at: now)
-            case .setTimer(let t, let after):
-                append(kind: ServerEffectRecord.setTimerKind, level: .full, at: now) { ServerEffectRecord.encodeSetTimer(t, after, into: &$0) }
-            case .cancelTimer(let t):
-                append(kind: ServerEffectRecord.cancelTimerKind, level: .full, at: now) { $0.serverTimer(t) }
-            case .event(.fannedOut(let uid, let u, let dev, let c, let via)):
-                append(kind: ServerEventRecord.fannedOutKind, level: .outcomes, at: now) {
-                    ServerEventRecord.encodeFannedOut(uid, u, dev, c, via, into: &$0)
-                }
-            case .event(.pulled(let c, let u, let dev, let t, let uids, let st, let f)):
-                append(kind: ServerEventRecord.pulledKind, level: .outcomes, at: now) {
-                    ServerEventRecord.encodePulled(c, u, dev, t, uids, st, f, into: &$0, epoch: epochMs)
-                }
-            case .event(let e):
-                let r = ServerEventRecord(e)
-                append(kind: r.kind, level: .outcomes, at: now) { r.encode(into: &$0, epoch: epochMs) }
-            }
-        }
+        core.serverEffects(serverEffects, at: world.now)
     }
 
     public func world(_ world: World, note: WorldNote) {
@@ -346,5 +181,50 @@ public final class TraceRecorder: WorldObserver {
 
     public func worldDidFinish(_ world: World) {
         writeLedger(at: world.now)
+    }
+}
+
+// The records' initialisers from the world's own event types: the record schema
+// (IMTraceFormat) knows no simulator.
+extension KernelRecord {
+    /// `device` of a world event (`-1` = world-wide in `WorldEvent`).
+    public init(_ e: WorldEvent, deviceOf: (UInt32) -> Int) {
+        switch e {
+        case .appStart(let d): self = .appStart(device: Int(d))
+        case .script(let s, let r): self = .script(step: Int(s), repeatIndex: Int(r))
+        case .deliver(let c, let s): self = .deliver(ConnectionID(UInt64(c)), device: deviceOf(c), toServer: s)
+        case .connectArrive(let c): self = .connectArrive(ConnectionID(UInt64(c)), device: deviceOf(c))
+        case .connectComplete(let c): self = .connectComplete(ConnectionID(UInt64(c)), device: deviceOf(c))
+        case .closeNotice(let c, let s, let r): self = .closeNotice(ConnectionID(UInt64(c)), device: deviceOf(c), toServer: s, reason: r)
+        case .clientTimer(let d, let t): self = .clientTimer(device: Int(d), t)
+        case .serverTimer(let t): self = .serverTimer(t)
+        case .workload(let u, let k): self = .workload(user: Int(u), kind: k)
+        case .faultStart(let k, let d): self = .faultStart(k, device: d >= 0 ? Int(d) : nil)
+        case .faultEnd(let k, let d): self = .faultEnd(k, device: d >= 0 ? Int(d) : nil)
+        case .network(let d, let up): self = .network(device: Int(d), up: up)
+        case .serverRestart: self = .serverRestart
+        case .heal: self = .heal
+        case .convergenceCheck: self = .convergenceCheck
+        case .end: self = .end
+        }
+    }
+}
+
+extension WorldNoteRecord {
+    public init(_ n: WorldNote) {
+        switch n {
+        case .connectionOpened(let c, let d): self = .connectionOpened(c, device: d)
+        case .connectionRefused(let c, let d): self = .connectionRefused(c, device: d)
+        case .connectTimedOut(let c, let d): self = .connectTimedOut(c, device: d)
+        case .bytesLost(let c, let s, let n): self = .bytesLost(c, toServer: s, count: n)
+        case .fault(let k, let d, let s, let detail): self = .fault(k, device: d, started: s, detail: detail)
+        case .lifecycle(let d, let c): self = .lifecycle(device: d, c)
+        case .network(let d, let up): self = .network(device: d, up: up)
+        case .clockStep(let d, let by): self = .clockStep(device: d, byMs: by)
+        case .serverDown: self = .serverDown
+        case .serverUp: self = .serverUp
+        case .phase(let p): self = .phase(p)
+        case .script(let s, let a): self = .script(step: s, action: a)
+        }
     }
 }

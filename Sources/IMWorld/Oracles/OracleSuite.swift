@@ -139,7 +139,7 @@ public final class OracleSuite: WorldObserver {
                 if let uid { paths.skipped(uid, device: device, reason: reason, at: world.now) }
                 coverage.hit("skipped: " + Coverage.shape(reason))
             case .note(.reconnectScheduled): coverage.hit("reconnect scheduled")
-            case .note(.syncState(let from, "offline", _)) where from.hasPrefix("pulling"):
+            case .note(.syncState(let from, .offline, _)) where from.isPulling:
                 coverage.hit("reconnect during a pull")
             case .note(.requestTimedOut): coverage.hit("request timeout")
             case .callback(.chatroomKicked): coverage.hit("chatroom kicked")

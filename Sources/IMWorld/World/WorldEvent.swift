@@ -72,12 +72,6 @@ public enum WorldEvent: SimPayload, Sendable {
     }
 }
 
-public enum WorkloadKind: UInt8, Sendable, CaseIterable {
-    case privateMessage, groupMessage, chatroomMessage, like, churn, read, typing, burstStart, burstLike, recall, rejoin
-    // App behaviours (appended: trace records keep the raw values above).
-    case history, historyPage, kvRead, kvWrite, reenter, reconnect, reconnectBack, resend
-}
-
 extension ClientTimer {
     /// A process-independent code (never `hashValue`).
     var stableCode: UInt64 {

@@ -47,14 +47,3 @@ public enum WorldNote: Sendable {
     case phase(RunPhase)
     case script(step: Int, action: String)
 }
-
-public enum LifecycleChange: String, Sendable {
-    case started, foreground, background, killed
-}
-
-public enum RunPhase: String, Sendable {
-    case active
-    /// Faults healed; waiting for convergence.
-    case liveness
-    case finished
-}

@@ -1,5 +1,5 @@
 import IMWire
-import IMWorld
+import IMWorldValues
 import SimKernel
 
 /// A world-level fact (`WorldNote`): links, faults, lifecycle, phases. Kinds 176–187.
@@ -31,23 +31,6 @@ public enum WorldNoteRecord: Hashable, Sendable {
         case .serverUp: 185
         case .phase: 186
         case .script: 187
-        }
-    }
-
-    public init(_ n: WorldNote) {
-        switch n {
-        case .connectionOpened(let c, let d): self = .connectionOpened(c, device: d)
-        case .connectionRefused(let c, let d): self = .connectionRefused(c, device: d)
-        case .connectTimedOut(let c, let d): self = .connectTimedOut(c, device: d)
-        case .bytesLost(let c, let s, let n): self = .bytesLost(c, toServer: s, count: n)
-        case .fault(let k, let d, let s, let detail): self = .fault(k, device: d, started: s, detail: detail)
-        case .lifecycle(let d, let c): self = .lifecycle(device: d, c)
-        case .network(let d, let up): self = .network(device: d, up: up)
-        case .clockStep(let d, let by): self = .clockStep(device: d, byMs: by)
-        case .serverDown: self = .serverDown
-        case .serverUp: self = .serverUp
-        case .phase(let p): self = .phase(p)
-        case .script(let s, let a): self = .script(step: s, action: a)
         }
     }
 

@@ -1,3 +1,5 @@
+import IMWire
+
 /// Every way reading or writing a trace can fail, each naming the place (block number, byte
 /// offset in the file, offset inside the block's uncompressed payload) so a damaged file can be
 /// inspected with `xxd -s OFFSET`.
@@ -77,9 +79,7 @@ public enum TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     private func blockText(_ b: Int?) -> String { b.map { " \($0)" } ?? "" }
-    private func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { b in let s = String(b, radix: 16); return s.count == 1 ? "0" + s : s }.joined(separator: " ")
-    }
+    private func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes, separator: " ") }
     private func hex32(_ v: UInt32) -> String {
         let s = String(v, radix: 16)
         return "0x" + String(repeating: "0", count: 8 - s.count) + s

@@ -1,7 +1,7 @@
 import IMClient
 import IMServer
 import IMWire
-import IMWorld
+import IMWorldValues
 import SimKernel
 
 /// One decoded trace record: what the recorder writes and the views read. Every case maps to one

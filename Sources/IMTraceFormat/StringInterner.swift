@@ -1,3 +1,5 @@
+import IMWire
+
 /// A string interned by a `TraceWriter`: a trace-wide small id plus the text. Writing it costs
 /// the id's varint; the writer re-emits the definition once per block that uses it.
 public struct InternedString: Hashable, Sendable {

@@ -1,7 +1,7 @@
 import IMClient
 import IMServer
 import IMWire
-import IMWorld
+import IMWorldValues
 import SimKernel
 
 /// A dispatched kernel event (`WorldEvent`). Record kinds 1–19 are `WorldEvent.kind`. Link
@@ -45,28 +45,6 @@ public enum KernelRecord: Hashable, Sendable {
         case .convergenceCheck: 16
         case .end: 17
         case .network(_, let up): up ? 18 : 19
-        }
-    }
-
-    /// `device` of a world event (`-1` = world-wide in `WorldEvent`).
-    public init(_ e: WorldEvent, deviceOf: (UInt32) -> Int) {
-        switch e {
-        case .appStart(let d): self = .appStart(device: Int(d))
-        case .script(let s, let r): self = .script(step: Int(s), repeatIndex: Int(r))
-        case .deliver(let c, let s): self = .deliver(ConnectionID(UInt64(c)), device: deviceOf(c), toServer: s)
-        case .connectArrive(let c): self = .connectArrive(ConnectionID(UInt64(c)), device: deviceOf(c))
-        case .connectComplete(let c): self = .connectComplete(ConnectionID(UInt64(c)), device: deviceOf(c))
-        case .closeNotice(let c, let s, let r): self = .closeNotice(ConnectionID(UInt64(c)), device: deviceOf(c), toServer: s, reason: r)
-        case .clientTimer(let d, let t): self = .clientTimer(device: Int(d), t)
-        case .serverTimer(let t): self = .serverTimer(t)
-        case .workload(let u, let k): self = .workload(user: Int(u), kind: k)
-        case .faultStart(let k, let d): self = .faultStart(k, device: d >= 0 ? Int(d) : nil)
-        case .faultEnd(let k, let d): self = .faultEnd(k, device: d >= 0 ? Int(d) : nil)
-        case .network(let d, let up): self = .network(device: Int(d), up: up)
-        case .serverRestart: self = .serverRestart
-        case .heal: self = .heal
-        case .convergenceCheck: self = .convergenceCheck
-        case .end: self = .end
         }
     }
 

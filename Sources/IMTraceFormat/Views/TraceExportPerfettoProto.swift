@@ -1,3 +1,4 @@
+import IMClient
 import IMWire
 import SimKernel
 
@@ -168,8 +169,8 @@ public enum TraceExportPerfettoProto {
             case .clientNote(let d, .syncState(_, let to, _)):
                 declareDevice(d, names)
                 declare(syncTrack(d), name: "\(names.device(d)) sync", parent: deviceTrack(d), rank: 1)
-                if to.hasPrefix("pulling") {
-                    beginSlice(syncTrack(d), "pulling page " + to.drop { $0 != "#" }.dropFirst(), at: ns)
+                if case .pulling(let page)? = SyncState(name: to) {
+                    beginSlice(syncTrack(d), "pulling page \(page)", at: ns)
                 } else {
                     endSlice(syncTrack(d), at: ns)
                 }
@@ -317,14 +318,7 @@ struct PerfettoWriter {
 /// A protobuf byte builder (varint, fixed64, length-delimited).
 struct PB {
     var b: [UInt8] = []
-    mutating func varint(_ v: UInt64) {
-        var v = v
-        while v >= 0x80 {
-            b.append(UInt8(v & 0x7F) | 0x80)
-            v >>= 7
-        }
-        b.append(UInt8(v))
-    }
+    mutating func varint(_ v: UInt64) { b.appendVarint(v) }
     mutating func uint(_ field: Int, _ v: UInt64) {
         varint(UInt64(field) << 3)
         varint(v)

@@ -1,5 +1,3 @@
-import SimKernel
-
 /// One broken property, reported at the event that broke it.
 public struct Violation: Sendable, Codable, Equatable {
     /// `no-duplicate`, `order`, `no-loss`, `unread`, `reconnect`, `chatroom`, `liveness`.

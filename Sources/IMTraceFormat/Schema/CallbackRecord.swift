@@ -213,7 +213,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .changed(let c, let ids, let w): self = .changed(conversation: c, messageIds: ids, what: w)
         case .storeError(let op, let m): self = .storeError(operation: op, message: m)
         case .ignored(let i, let r): self = .ignored(input: i, reason: r)
-        case .syncState(let f, let t, let r): self = .syncState(from: f, to: t, reason: r)
+        case .syncState(let f, let t, let r): self = .syncState(from: f.name, to: t.name, reason: r)
         }
     }
 

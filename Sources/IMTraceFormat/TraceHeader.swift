@@ -1,3 +1,4 @@
+import IMWire
 import SimKernel
 
 /// One start option of a run, recorded in the header (`--seed`-like knobs, scenario overrides).

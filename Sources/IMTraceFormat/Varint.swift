@@ -1,3 +1,5 @@
+import IMWire
+
 /// LEB128 varints, zigzag, and the scaled time-delta code used by records.
 public enum Varint {
     /// The most bytes an unsigned 64-bit varint takes.
@@ -119,19 +121,7 @@ public enum TimeCode {
 }
 
 extension Array where Element == UInt8 {
-    @inlinable @inline(__always) mutating func appendVarint(_ value: UInt64) {
-        if value < 0x80 { append(UInt8(truncatingIfNeeded: value)); return }
-        appendLongVarint(value)
-    }
-
-    @inlinable @inline(never) mutating func appendLongVarint(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        append(UInt8(truncatingIfNeeded: v))
-    }
+    // appendVarint: IMWire's one LEB128 writer (LEB128.swift).
 
     @inlinable mutating func appendLittleEndian(_ v: UInt64) {
         Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) }

@@ -1,7 +1,7 @@
 import IMClient
 import IMServer
 import IMWire
-import IMWorld
+import IMWorldValues
 import SimKernel
 
 /// The fields of each record kind, for text (`show`, `diff`) and JSON (`export`). The actor is

@@ -1,5 +1,5 @@
 import IMWire
-import IMWorld
+import IMWorldValues
 import SimKernel
 
 /// Records about the run and the trace itself rather than one event. Kinds 192–196.

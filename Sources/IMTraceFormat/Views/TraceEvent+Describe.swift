@@ -1,7 +1,7 @@
 import IMClient
 import IMServer
 import IMWire
-import IMWorld
+import IMWorldValues
 import SimKernel
 
 /// Who a record is about: the column `actor` of `imsim trace show`, the track in Perfetto.
