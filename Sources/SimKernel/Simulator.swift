@@ -71,7 +71,9 @@ public final class Simulator<Payload: SimPayload & Sendable> {
 
     /// - Parameter queue: the pending-event set's layout; it changes the cost, never the order
     ///   of events (`QueueLayout`).
-    public init(seed: UInt64, queue layout: QueueLayout = .heap) {
+    public convenience init(seed: UInt64) { self.init(seed: seed, queue: .heap) }
+
+    public init(seed: UInt64, queue layout: QueueLayout) {
         streams = RandomStreams(seed: seed)
         queue = EventQueue(layout: layout)
     }

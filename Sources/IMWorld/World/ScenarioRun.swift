@@ -15,7 +15,7 @@ public final class ScenarioRun {
     ///   - shared: set-up shared by the seeds of a sweep (`WorldTemplate`); same run without it.
     public init(scenario: Scenario, seed: UInt64, scenarioArgument: String? = nil,
                 oracles: OracleOptions? = nil, observers: [any WorldObserver] = [],
-                shared: WorldTemplate? = nil) throws(ScenarioError) {
+                shared: WorldTemplate?) throws(ScenarioError) {
         world = try World(scenario: scenario, seed: seed, shared: shared)
         world.addObserver(statistics)
         world.addObserver(statuses)
@@ -28,6 +28,12 @@ public final class ScenarioRun {
             suite = nil
         }
         for o in observers { world.addObserver(o) }
+    }
+
+    public convenience init(scenario: Scenario, seed: UInt64, scenarioArgument: String? = nil,
+                            oracles: OracleOptions? = nil, observers: [any WorldObserver] = []) throws(ScenarioError) {
+        try self.init(scenario: scenario, seed: seed, scenarioArgument: scenarioArgument, oracles: oracles,
+                      observers: observers, shared: nil)
     }
 
     /// Runs to the end of the liveness phase, `until`, or the first violation (if the oracles

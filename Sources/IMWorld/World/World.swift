@@ -50,7 +50,11 @@ public final class World {
     /// Builds the world. Throws for scenario problems only found when building (population).
     /// - Parameter shared: seed-independent set-up made once for many seeds (sweeps); the run is
     ///   the same without it.
-    public init(scenario: Scenario, seed: UInt64, shared: WorldTemplate? = nil) throws(ScenarioError) {
+    public convenience init(scenario: Scenario, seed: UInt64) throws(ScenarioError) {
+        try self.init(scenario: scenario, seed: seed, shared: nil)
+    }
+
+    public init(scenario: Scenario, seed: UInt64, shared: WorldTemplate?) throws(ScenarioError) {
         self.scenario = scenario
         self.seed = seed
         sim = Simulator(seed: seed)

@@ -88,7 +88,11 @@ public enum KernelBenchmark {
     public static let wheel = QueueLayout.wheel(bucketShift: 16)
 
     /// Runs the workload for exactly `events` dispatched events.
-    public static func run(seed: UInt64, nodes: Int, events: UInt64, queue: QueueLayout = wheel) -> Result {
+    public static func run(seed: UInt64, nodes: Int, events: UInt64) -> Result {
+        run(seed: seed, nodes: nodes, events: events, queue: wheel)
+    }
+
+    public static func run(seed: UInt64, nodes: Int, events: UInt64, queue: QueueLayout) -> Result {
         precondition(nodes >= 2, "need at least two nodes")
         let sim = Simulator<Message>(seed: seed, queue: queue)
         for i in 0..<nodes { sim.addNode("node\(i)") }
