@@ -97,6 +97,8 @@ extension ClientCore {
                               what: "unread cleared up to \(time): \(r.conversation?.unreadCount ?? 0) left"))
         } catch {
             storeError("clearUnread \(conversation)", error)
+            // The user read them: the store is told again at every input until it commits.
+            owedClearUnreads.append(OwedClearUnread(conversation: conversation, upTo: time))
         }
         guard session != nil else { return }
         var input = RMTPSessionMsgReadInput()

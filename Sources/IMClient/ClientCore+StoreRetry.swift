@@ -17,6 +17,12 @@ struct OwedSentMark: Sendable, Hashable {
     var serverTime: Int64
 }
 
+/// The app cleared a conversation's unread up to a time; the store's update failed.
+struct OwedClearUnread: Sendable, Hashable {
+    var conversation: ConversationKey
+    var upTo: Int64
+}
+
 /// A room left (quit, kicked, join refused, disconnect) whose local rows could not be removed.
 struct OwedRoomCleanup: Sendable, Hashable {
     var roomId: String
@@ -25,7 +31,7 @@ struct OwedRoomCleanup: Sendable, Hashable {
 }
 
 extension ClientCore {
-    var hasOwedStoreWork: Bool { !owedSentMarks.isEmpty || !owedRoomCleanups.isEmpty }
+    var hasOwedStoreWork: Bool { !owedSentMarks.isEmpty || !owedRoomCleanups.isEmpty || !owedClearUnreads.isEmpty }
 
     /// Tries every owed write again; what commits is reported now, the rest stays owed (quietly:
     /// the first failure was noted).
@@ -44,6 +50,17 @@ extension ClientCore {
                 if sync.isInSync { moveSendbox(to: m.serverTime, reason: "own send recorded") }
             } catch {
                 owedSentMarks.append(m)
+            }
+        }
+        let clears = owedClearUnreads
+        owedClearUnreads = []
+        for c in clears {
+            do {
+                let r = try store.clearUnread(in: c.conversation, upTo: c.upTo)
+                out.note(.changed(conversation: c.conversation, messageIds: r.markedReadMessageIds,
+                                  what: "unread cleared up to \(c.upTo) (retried after a store failure): \(r.conversation?.unreadCount ?? 0) left"))
+            } catch {
+                owedClearUnreads.append(c)
             }
         }
         let rooms = owedRoomCleanups

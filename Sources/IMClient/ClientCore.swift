@@ -47,6 +47,7 @@ public struct ClientCore {
     /// Writes a storage fault left owed (ClientCore+StoreRetry), retried at every input.
     var owedSentMarks: [OwedSentMark] = []
     var owedRoomCleanups: [OwedRoomCleanup] = []
+    var owedClearUnreads: [OwedClearUnread] = []
     /// Rooms whose last pulled page could not be stored: pulled again on the heartbeat.
     var roomsToRepull: Set<String> = []
 

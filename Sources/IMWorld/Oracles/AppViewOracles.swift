@@ -58,7 +58,12 @@ final class UnreadModelOracle: Oracle {
     func world(_ world: World, device d: Int, effects: [ClientEffect]) {
         ensure(d)
         var touched: [ConversationKey] = []
-        if let (cd, conv) = clearedNow, cd == d { touched.append(conv) }
+        if let (cd, conv) = clearedNow, cd == d {
+            // A clearUnread whose store update failed (storage fault, issue 28) is retried by the
+            // SDK before its next store write: the count is judged at the next touch.
+            let failed = effects.contains { if case .note(.storeError(let op, _)) = $0 { op.hasPrefix("clearUnread") } else { false } }
+            if !failed { touched.append(conv) }
+        }
         clearedNow = nil
         func touch(_ c: ConversationKey) { if c.type != .chatroom, !touched.contains(c) { touched.append(c) } }
         for e in effects {
