@@ -28,7 +28,7 @@ import Testing
         Case(bug: .B10, oracle: "no-duplicate", device: "alice-phone"),
         Case(bug: .B11, oracle: "reconnect", device: "alice-phone"),
         Case(bug: .B12, oracle: "reconnect-kick", device: "alice-old"),   // B12 = reconnectKickEnable not honoured (issue 22)
-        Case(bug: .B13, oracle: "chatroom", device: "alice-phone"),
+        Case(bug: .B13, oracle: "quota", device: "alice-phone"),   // the low message let into a reserved slot, before the chatroom oracle's high-priority drop
         Case(bug: .B14, oracle: "unread", device: "bob-phone"),
         // B15: the loss keeps dave-web from converging; the liveness check names it at the
         // deadline, before the storage oracle's final "lost for good" (no device: "-").
