@@ -73,7 +73,7 @@ import Testing
     /// server API puts the type on the message whitelist at 8 s; emptied at 12 s, the drop is back.
     /// The chatroom oracle (which re-derives the quota) follows the change and stays clean.
     @Test func messageWhitelistChangedAtRunTime() throws {
-        let s = try duo("type-whitelist", server: #"{"chatroom": {"quotaCapacity": 1, "quotaReservedHigh": 1}, "rateLimitPerSecond": 0}"#,
+        let s = try duo("type-whitelist", server: #"{"chatroom": {"quotaCapacity": 1, "quotaReservedHigh": 1}}"#,
                         extra: #", "chatrooms": [{"id": "hall", "members": ["alice", "bob"]}]"#, script: """
             {"at": "5s", "device": "alice-phone", "action": "send", "to": "chatroom:hall", "type": "app:Gift", "content": "{\\"g\\":1}", "count": 2, "interval": "10ms"},
             {"at": "8s", "action": "setChatroomMessageWhitelist", "types": ["app:Gift"]},
