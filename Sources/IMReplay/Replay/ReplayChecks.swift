@@ -80,6 +80,9 @@ final class ReplayChecks {
     /// False once the replay diverged: the capture's server frames answer the captured requests,
     /// not the replayed core's, so "no answer within 40 s" means nothing.
     var serverAnswersFollow = true
+    /// False when the replayed build differs from the recorded one (`--bugs`): timers fire only
+    /// as captured, so an attempt the replayed core scheduled anew never comes — not a late one.
+    var timersFollow = true
 
     init(config: ClientConfig, startMs: Int64) {
         self.config = config
@@ -159,7 +162,7 @@ final class ReplayChecks {
 
     private func reconnectFindings(_ findings: [ReconnectRule.Finding], line: Int) {
         // Timing waits for the captured timers and answers: meaningless once the replay diverged.
-        for f in findings where f.kind == .stop || serverAnswersFollow {
+        for f in findings where f.kind == .stop || (serverAnswersFollow && timersFollow) {
             report("reconnect", line: line, t: f.at / 1_000_000, f.detail { relativeTime($0 / 1_000_000, self.startMs) })
         }
     }

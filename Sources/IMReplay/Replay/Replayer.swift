@@ -79,6 +79,7 @@ public final class Replayer {
             throw CaptureError(.io, line: 0, "cannot open an in-memory store: \(error)")
         }
         checks = ReplayChecks(config: c, startMs: header.startMs)
+        checks.timersFollow = c.bugs == header.config.bugs
         tap = FrameTap(userId: header.identity.userId, maxFrameSize: header.config.maxFrameSize, obfuscated: header.config.obfuscatedStream)
         lastT = header.startMs
         if let origin = header.imported {
