@@ -23,7 +23,9 @@ public final class WorldCaptureObserver: WorldObserver {
 
     /// The SDK name written in headers of simulated captures (the build does not change the
     /// client's behaviour, so debug and release captures are the same).
-    public static let sdkName = "imsim-client \(IMSimVersion.string)"
+    /// Marks a capture recorded under the world's virtual time (replay judges its timers exactly).
+    public static let sdkNamePrefix = "imsim-client "
+    public static let sdkName = sdkNamePrefix + IMSimVersion.string
 
     public init(deviceId: String, sink: any CaptureSink, options: CaptureRecorder.Options = .init(), source: String? = nil) {
         self.deviceId = deviceId

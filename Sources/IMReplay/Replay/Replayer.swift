@@ -80,6 +80,7 @@ public final class Replayer {
         }
         checks = ReplayChecks(config: c, startMs: header.startMs)
         checks.timersFollow = c.bugs == header.config.bugs
+        checks.virtualClock = header.sdk.hasPrefix(WorldCaptureObserver.sdkNamePrefix)
         tap = FrameTap(userId: header.identity.userId, maxFrameSize: header.config.maxFrameSize, obfuscated: header.config.obfuscatedStream)
         lastT = header.startMs
         if let origin = header.imported {

@@ -6,8 +6,8 @@ import SimKernel
 /// quota: the chatroom drop policy of im-semantics §6 in the direction ChatroomOracle does not
 /// judge — the server lets a message into a room only when the quota has a slot for it. Per room
 /// and `quotaWindow` (tumbling, aligned to server time), with the **scenario's** knobs
-/// (`quotaCapacity`, `quotaReservedHigh`, `lowPriorityTypes`, `whitelistTypes`; never the server
-/// core's configuration) and the room's user whitelist: a low-priority message needs a free shared
+/// (`quotaCapacity`, `quotaReservedHigh`, `lowPriorityTypes`, `whitelistTypes` until the server API
+/// replaces it; never the server core's configuration) and the room's user whitelist: a low-priority message needs a free shared
 /// slot, a high-priority one a free reserved or shared slot; a whitelisted one is never dropped and
 /// takes shared, then reserved. A message produced in the room (accepted and not dropped for
 /// everyone) when its slot was already gone is a violation ("admitted beyond the quota"); so is a
@@ -32,7 +32,15 @@ final class ChatroomQuotaOracle: Oracle {
     /// Produced in a room outside the member send path (no quota slot): recall commands.
     static let unmetered: Set<String> = [RecallCommandContent.objectName, ChatroomKVNotificationContent.objectName]
 
+    /// The message-type whitelist as the app's server API last set it (nil: the scenario's
+    /// `whitelistTypes`), read from the API calls the world made — never from the server core.
+    private var whitelistTypesSet: Set<String>?
+
     init(suite: OracleSuite) { self.suite = suite }
+
+    func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
+        if case .api(.setChatroomMessageWhitelist(let names)) = serverInput { whitelistTypesSet = Set(names) }
+    }
 
     func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {}
 
@@ -78,7 +86,7 @@ final class ChatroomQuotaOracle: Oracle {
         let reserved = max(0, min(knobs.quotaReservedHigh, knobs.quotaCapacity))
         let shared = max(0, knobs.quotaCapacity - reserved)
         let userWhitelist = world.serverCore.directory.chatroomWhitelists[room] ?? []
-        let whitelisted = knobs.whitelistTypes.contains(m.objectName) || userWhitelist.contains(m.senderUserId)
+        let whitelisted = (whitelistTypesSet ?? Set(knobs.whitelistTypes)).contains(m.objectName) || userWhitelist.contains(m.senderUserId)
         let low = !whitelisted && (knobs.lowPriorityTypes.contains(m.objectName) || m.flags.chatroomPriority == .low)
         let sharedFree = w.sharedUsed < shared, reservedFree = w.reservedUsed < reserved
         defer { windows[room] = w }
