@@ -222,9 +222,10 @@ final class ChatroomOracle: Oracle {
     private func quota(_ world: World, accepted m: AcceptedMessage, dropped: Bool) {
         let config = knobs(world)
         let room = m.conversation.targetId
-        // Both whitelists as they are now: the server API may change them at run time.
+        // Both whitelists as they are now: the server API may change them at run time (the type
+        // whitelist from the API calls the suite saw; the room's user whitelist from the directory).
         let roomWhitelist = world.serverCore.directory.chatroomWhitelists[room] ?? []
-        let whitelisted = world.serverCore.chatroomWhitelistTypes.contains(m.objectName) || roomWhitelist.contains(m.senderUserId)
+        let whitelisted = suite.chatroomWhitelistTypes(world).contains(m.objectName) || roomWhitelist.contains(m.senderUserId)
         let low = !whitelisted && (m.flags.chatroomPriority == .low || config.lowPriorityTypes.contains(m.objectName))
         let ms = world.serverMs
         let window = config.quotaWindowMs > 0 ? (ms >= 0 ? ms / config.quotaWindowMs : (ms + 1) / config.quotaWindowMs - 1) : ms

@@ -101,10 +101,23 @@ public final class OracleSuite: WorldObserver {
         return SimDuration.milliseconds(ms).description
     }
 
+    /// The chatroom message-type whitelist the server API last set (nil: the scenario's).
+    private var whitelistTypesSet: Set<String>?
+
+    /// The chatroom message-type whitelist in force, from the scenario's `whitelistTypes` and the
+    /// `setChatroomMessageWhitelist` calls the world made — never read from the server core.
+    func chatroomWhitelistTypes(_ world: World) -> Set<String> {
+        whitelistTypesSet ?? Set(world.scenario.server.chatroom.whitelistTypes)
+    }
+
     // MARK: - Observer (path bookkeeping and coverage)
 
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
         eventIndex = event.index
+    }
+
+    public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
+        if case .api(.setChatroomMessageWhitelist(let names)) = serverInput { whitelistTypesSet = Set(names) }
     }
 
     public func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {

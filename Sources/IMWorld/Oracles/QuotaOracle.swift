@@ -32,15 +32,7 @@ final class ChatroomQuotaOracle: Oracle {
     /// Produced in a room outside the member send path (no quota slot): recall commands.
     static let unmetered: Set<String> = [RecallCommandContent.objectName, ChatroomKVNotificationContent.objectName]
 
-    /// The message-type whitelist as the app's server API last set it (nil: the scenario's
-    /// `whitelistTypes`), read from the API calls the world made — never from the server core.
-    private var whitelistTypesSet: Set<String>?
-
     init(suite: OracleSuite) { self.suite = suite }
-
-    func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
-        if case .api(.setChatroomMessageWhitelist(let names)) = serverInput { whitelistTypesSet = Set(names) }
-    }
 
     func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {}
 
@@ -86,7 +78,7 @@ final class ChatroomQuotaOracle: Oracle {
         let reserved = max(0, min(knobs.quotaReservedHigh, knobs.quotaCapacity))
         let shared = max(0, knobs.quotaCapacity - reserved)
         let userWhitelist = world.serverCore.directory.chatroomWhitelists[room] ?? []
-        let whitelisted = (whitelistTypesSet ?? Set(knobs.whitelistTypes)).contains(m.objectName) || userWhitelist.contains(m.senderUserId)
+        let whitelisted = suite.chatroomWhitelistTypes(world).contains(m.objectName) || userWhitelist.contains(m.senderUserId)
         let low = !whitelisted && (knobs.lowPriorityTypes.contains(m.objectName) || m.flags.chatroomPriority == .low)
         let sharedFree = w.sharedUsed < shared, reservedFree = w.reservedUsed < reserved
         defer { windows[room] = w }
