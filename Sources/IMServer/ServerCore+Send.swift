@@ -150,8 +150,7 @@ extension ServerCore {
             return
         }
         let m = makeRecord(req, objectName: req.up.classname, flags: flags, now: now, keepInHistory: false)
-        emitAccepted(m, recipients: recipients)
-        emit(.dropped(messageUId: m.uid, conversation: m.conversation, userId: nil, reason: reason))
+        emitAccepted(m, recipients: recipients, droppedForEveryone: reason)
         if req.wantsAck { writePuback(req.connection, messageId: req.messageId, dataTime: m.dataTime, uid: m.uid) }
     }
 
@@ -218,11 +217,12 @@ extension ServerCore {
         return m
     }
 
-    mutating func emitAccepted(_ m: MessageRecord, recipients: [String]) {
+    mutating func emitAccepted(_ m: MessageRecord, recipients: [String], droppedForEveryone: DropReason? = nil) {
         emit(.messageAccepted(AcceptedMessage(
             messageUId: m.uid, conversation: m.conversation, senderUserId: m.senderUserId, senderDeviceId: m.senderDeviceId,
             objectName: m.objectName, dataTime: m.dataTime, flags: m.flags, clientUniqueId: m.clientUniqueId,
-            recipients: recipients, contentLength: m.contentLength, contentHash: m.contentHash)))
+            recipients: recipients, contentLength: m.contentLength, contentHash: m.contentHash,
+            droppedForEveryone: droppedForEveryone)))
     }
 
     // MARK: Delivery

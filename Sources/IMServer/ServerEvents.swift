@@ -63,10 +63,15 @@ public struct AcceptedMessage: Sendable, Hashable {
     public var recipients: [String]
     public var contentLength: Int
     public var contentHash: UInt64
+    /// Accepted (the sender is told "sent", with this messageUId) but dropped for everyone at
+    /// once — sensitive word, chatroom quota: nobody receives it. One event, so no consumer
+    /// pairs an accept with a later drop. (A trace writes it as its two records, `messageAccepted`
+    /// then `dropped`, as trace format 1 always has.)
+    public var droppedForEveryone: DropReason?
 
     public init(messageUId: String, conversation: ConversationKey, senderUserId: String, senderDeviceId: String?,
                 objectName: String, dataTime: Int64, flags: MessageTypeFlags, clientUniqueId: Int64,
-                recipients: [String], contentLength: Int, contentHash: UInt64) {
+                recipients: [String], contentLength: Int, contentHash: UInt64, droppedForEveryone: DropReason? = nil) {
         self.messageUId = messageUId
         self.conversation = conversation
         self.senderUserId = senderUserId
@@ -78,6 +83,7 @@ public struct AcceptedMessage: Sendable, Hashable {
         self.recipients = recipients
         self.contentLength = contentLength
         self.contentHash = contentHash
+        self.droppedForEveryone = droppedForEveryone
     }
 }
 

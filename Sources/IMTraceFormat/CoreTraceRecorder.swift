@@ -241,6 +241,9 @@ public final class CoreTraceRecorder {
             case .event(let e):
                 let r = ServerEventRecord(e)
                 append(kind: r.kind, level: .outcomes, at: now) { r.encode(into: &$0, epoch: epochMs) }
+                if let d = ServerEventRecord.droppedRecord(e) {
+                    append(kind: d.kind, level: .outcomes, at: now) { d.encode(into: &$0, epoch: epochMs) }
+                }
             }
         }
     }

@@ -54,7 +54,7 @@ import Testing
         let device: String
         var count = 0
         init(device: String) { self.device = device }
-        func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+        func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
             guard world.deviceId(d) == device else { return }
             for e in effects { if case .callback(.sendResult(_, _, _, let error)) = e, error != nil { count += 1 } }
         }

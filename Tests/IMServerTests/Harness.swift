@@ -197,8 +197,15 @@ struct Output {
         events.compactMap { if case .messageAccepted(let a) = $0 { a } else { nil } }
     }
 
+    /// `dropped` events and messages accepted and dropped for everyone (user nil).
     var drops: [(uid: String?, user: String?, reason: DropReason)] {
-        events.compactMap { if case .dropped(let u, _, let user, let r) = $0 { (u, user, r) } else { nil } }
+        events.compactMap {
+            switch $0 {
+            case .dropped(let u, _, let user, let r): (u, user, r)
+            case .messageAccepted(let m): m.droppedForEveryone.map { (m.messageUId, nil, $0) }
+            default: nil
+            }
+        }
     }
 
     /// (userId, deviceId, via) of every fan-out.

@@ -160,25 +160,24 @@ func recordRun(_ scenario: Scenario, seed: UInt64 = 5, until: SimDuration? = nil
                                     receivedStatus: [], flags: MessageFlags(persistent: .isCounted), clientUniqueId: nil)
             let wire: [UInt8] = [0x32, 0x05, 0x01, 0x02, 0x03]
             recorder.world(world, device: 2, input: .transport(.bytes(wire)), localMs: world.localMs(ofDevice: 2))
-            recorder.world(world, device: 2, effects: [
+            recorder.world(world, device: 2, applied: AppliedClientEffects([
                 .note(.stored(messageId: 4, messageUId: row.messageUId, conversation: conv, sentTime: row.sentTime, direction: .receive, isNew: true)),
                 .callback(.received(row, left: 0, offline: false, hasPackage: false)),
                 .send([0x40, 0x02, 0x00, 0x01], frames: [OutgoingFrame(type: .puback, messageId: 1)]),
                 .setTimer(.heartbeat, after: .seconds(30)), .cancelTimer(.pingTimeout),
                 .closeConnection, .openConnection, .openConnection,
-            ])
+            ], openedConnections: [ConnectionID(7), ConnectionID(9)]))
             recorder.world(world, serverInput: .bytes(ConnectionID(0), wire), serverMs: world.serverMs)
-            recorder.world(world, serverEffects: [
+            recorder.world(world, serverApplied: AppliedServerEffects([
                 .send(ConnectionID(0), wire, frames: [FrameSummary(type: .publish, messageId: 1, dup: false, topic: "s_msg")]),
                 .event(.fannedOut(messageUId: "BK00-0000-0000-0009", userId: "bob", deviceId: "bob-phone", ConnectionID(0), via: .direct)),
                 .setTimer(.offlineExpiry, after: .hours(1)), .close(ConnectionID(0)),
-            ])
+            ]))
             recorder.world(world, note: .clockStep(device: 1, byMs: 500))
             try recorder.close(finalDigest: 1)
             let got = try readEntries(recorder.writer.bytes).map(\.event).filter {
                 if case .meta = $0 { false } else { true }
             }
-            let c0 = UInt64(world.connectionCount)
             let expected: [TraceEvent] = [
                 .clientInput(device: 2, .wallClock(offsetMs: 0)),
                 .clientInput(device: 2, .transportBytes(.of(wire, keep: keep))),
@@ -187,8 +186,8 @@ func recordRun(_ scenario: Scenario, seed: UInt64 = 5, until: SimDuration? = nil
                 .callback(device: 2, .received(TraceMessage(row, keepContent: keep), left: 0, offline: false, hasPackage: false)),
                 .clientEffect(device: 2, .send(.of([0x40, 0x02, 0x00, 0x01], keep: keep), frames: [OutgoingFrame(type: .puback, messageId: 1)])),
                 .clientEffect(device: 2, .setTimer(.heartbeat, after: .seconds(30))), .clientEffect(device: 2, .cancelTimer(.pingTimeout)),
-                .clientEffect(device: 2, .closeConnection), .clientEffect(device: 2, .openConnection(ConnectionID(c0))),
-                .clientEffect(device: 2, .openConnection(ConnectionID(c0 + 1))),
+                .clientEffect(device: 2, .closeConnection), .clientEffect(device: 2, .openConnection(ConnectionID(7))),
+                .clientEffect(device: 2, .openConnection(ConnectionID(9))),
                 .serverInput(.bytes(ConnectionID(0), .of(wire, keep: keep))),
                 .serverEffect(.send(ConnectionID(0), .of(wire, keep: keep), frames: [FrameSummary(type: .publish, messageId: 1, dup: false, topic: "s_msg")])),
                 .serverEvent(.fannedOut(messageUId: "BK00-0000-0000-0009", userId: "bob", deviceId: "bob-phone", ConnectionID(0), via: .direct)),

@@ -17,7 +17,7 @@ private final class AppVsStore: WorldObserver {
     var quits: [(String, Int)] = []
     var storeErrors: [String] = []
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         let store = world.store(ofDevice: d)
         for e in effects {
             switch e {

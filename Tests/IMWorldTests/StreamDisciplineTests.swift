@@ -212,7 +212,7 @@ import Testing
         final class Recalls: WorldObserver {
             var content: [String: [Int64: (SimTime, String)]] = [:]
             var recalled: [String] = []
-            func world(_ world: World, device: Int, effects: [ClientEffect]) {
+            func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
                 for case .callback(.messageInserted(let row)) in effects where row.conversation.type == .privateChat {
                     content[world.deviceId(device), default: [:]][row.messageId] = (world.now, row.content)
                 }

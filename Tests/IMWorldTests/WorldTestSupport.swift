@@ -26,13 +26,13 @@ final class Tap: WorldObserver {
     func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
         clientIn.append(ClientIn(time: world.now, device: device, input: input, localMs: localMs))
     }
-    func world(_ world: World, device: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
         for e in effects { clientOut.append(ClientOut(time: world.now, device: device, effect: e)) }
     }
     func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
         serverIn.append(ServerIn(time: world.now, input: serverInput, serverMs: serverMs))
     }
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for e in serverEffects { serverOut.append(ServerOut(time: world.now, effect: e)) }
     }
     func world(_ world: World, note: WorldNote) { notes.append((world.now, note)) }

@@ -20,7 +20,7 @@ final class RunLog: WorldObserver {
         }
     }
 
-    func world(_ world: World, device: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
         let id = world.deviceId(device)
         guard id == target else { return }
         for e in effects {
@@ -33,7 +33,7 @@ final class RunLog: WorldObserver {
         }
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for case .event(let e) in serverEffects {
             let text = "\(e)"
             if target == "server" || text.contains("\"\(target)\"") { line(world, "server", text) }

@@ -95,9 +95,9 @@ public final class WorldCaptureObserver: WorldObserver {
         startIfNeeded(world, localMs: localMs).record(input: input, at: localMs)
     }
 
-    public func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    public func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         guard d == device else { return }
-        startIfNeeded(world, localMs: lastLocalMs).record(effects: effects, at: lastLocalMs)
+        startIfNeeded(world, localMs: lastLocalMs).record(effects: effects.effects, at: lastLocalMs)
     }
 
     public func world(_ world: World, note: WorldNote) {

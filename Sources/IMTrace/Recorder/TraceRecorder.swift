@@ -69,6 +69,14 @@ public final class TraceRecorder: WorldObserver {
         start(run.world)
     }
 
+    /// Records a world and, if given, its oracle suite's verdicts (attached before or after this
+    /// recorder: observers are called by stage, so the order decides nothing); the ledger uses
+    /// the recorder's own status observer.
+    public func attach(to world: World, suite: OracleSuite?) {
+        suite?.onViolation = { [weak self] v in self?.violation(v) }
+        attach(to: world)
+    }
+
     /// Records a bare world (no oracles); the ledger uses the recorder's own status observer.
     public func attach(to world: World) {
         let statuses = LedgerStatusRecorder()
@@ -160,19 +168,17 @@ public final class TraceRecorder: WorldObserver {
         core.clientInput(device: d, input, localMs: localMs, at: world.now)
     }
 
-    public func world(_ world: World, device d: Int, effects: [ClientEffect]) {
-        // Observers see effects before the world applies them: the world numbers connections in
-        // order, so the n-th opened here gets `connectionCount + n`.
-        let first = UInt64(world.connectionCount)
-        core.clientEffects(device: d, effects, opened: { ConnectionID(first + UInt64($0)) }, at: world.now)
+    public func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        let opened = applied.openedConnections
+        core.clientEffects(device: d, applied.effects, opened: { opened[$0] }, at: world.now)
     }
 
     public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
         core.serverInput(serverInput, at: world.now)
     }
 
-    public func world(_ world: World, serverEffects: [ServerEffect]) {
-        core.serverEffects(serverEffects, at: world.now)
+    public func world(_ world: World, serverApplied applied: AppliedServerEffects) {
+        core.serverEffects(applied.effects, at: world.now)
     }
 
     public func world(_ world: World, note: WorldNote) {

@@ -56,13 +56,23 @@ public enum ServerEventRecord: Hashable, Sendable {
         }
     }
 
+    /// The second record of a message accepted and dropped for everyone (one `ServerEvent`, two
+    /// records: `messageAccepted`, then this `dropped`), else nil.
+    public static func droppedRecord(_ e: ServerEvent) -> ServerEventRecord? {
+        guard case .messageAccepted(let m) = e, let reason = m.droppedForEveryone else { return nil }
+        return .dropped(messageUId: m.messageUId, conversation: m.conversation, userId: nil, reason: reason)
+    }
+
     public init(_ e: ServerEvent) {
         switch e {
         case .sessionOpened(let c, let u, let d, let p, let s): self = .sessionOpened(c, userId: u, deviceId: d, platform: p, sessionId: s)
         case .connectRejected(let c, let s): self = .connectRejected(c, status: s)
         case .sessionClosed(let c, let u, let d, let r): self = .sessionClosed(c, userId: u, deviceId: d, reason: r)
         case .kicked(let v, let u, let vd, let by): self = .kicked(victim: v, userId: u, victimDeviceId: vd, byDeviceId: by)
-        case .messageAccepted(let m): self = .messageAccepted(m)
+        case .messageAccepted(var m):
+            // A drop for everyone is its own record (`droppedRecord`), as in every trace so far.
+            m.droppedForEveryone = nil
+            self = .messageAccepted(m)
         case .messageRejected(let c, let u, let conv, let cuid, let code):
             self = .messageRejected(c, userId: u, conversation: conv, clientUniqueId: cuid, code: code)
         case .duplicateSendAbsorbed(let uid, let u, let cuid): self = .duplicateSendAbsorbed(messageUId: uid, userId: u, clientUniqueId: cuid)

@@ -55,7 +55,7 @@ final class UnreadModelOracle: Oracle {
         }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         ensure(d)
         var touched: [ConversationKey] = []
         if let (cd, conv) = clearedNow, cd == d {
@@ -176,7 +176,7 @@ final class DeliveryOrderOracle: Oracle {
         if case .lifecycle(let d, .started) = note, d < last.count { last[d] = [:] }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         ensure(d)
         guard !reported.contains(d) else { return }
         for case .callback(.received(let m, _, _, _)) in effects {
@@ -233,7 +233,7 @@ final class RecallCopiesOracle: Oracle {
         if case .api(.recall(let id)) = input { recallAsked[d][id] = false }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         ensure(d)
         for e in effects {
             switch e {
@@ -253,7 +253,7 @@ final class RecallCopiesOracle: Oracle {
         }
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for case .event(.recalled(let uid, _)) in serverEffects { recalls.append(uid) }
     }
 
@@ -301,13 +301,13 @@ final class ResendIdentityOracle: Oracle {
 
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {}
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         for case .callback(.messageInserted(let row)) in effects {
             created[Key(device: d, conversation: row.conversation, objectName: row.objectName), default: 0] += 1
         }
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for case .event(let e) in serverEffects {
             switch e {
             case .restarted(let kept) where !kept:

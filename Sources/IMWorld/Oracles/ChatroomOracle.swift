@@ -140,9 +140,9 @@ final class ChatroomOracle: Oracle {
         return found
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
-        kv(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
-        rejoin(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
+        kv(world, d) { $0.effects(effects.effects, at: world.now.nanoseconds) }
+        rejoin(world, d) { $0.effects(effects.effects, at: world.now.nanoseconds) }
         let joined = effects.contains { if case .callback(.chatroomJoined) = $0 { true } else { false } }
         for e in effects {
             switch e {
@@ -260,7 +260,7 @@ final class ChatroomOracle: Oracle {
 
     // MARK: The offline-kick rule and the attribute rules
 
-    private func checkRules(_ world: World, _ e: ServerEvent, next: ArraySlice<ServerEffect>) {
+    private func checkRules(_ world: World, _ e: ServerEvent) {
         switch e {
         case .sessionOpened(let c, _, let dev, _, _): rules.sessionOpened(c, device: dev)
         case .sessionClosed(let c, let user, _, _): rules.sessionClosed(c, user: user, now: world.serverMs)
@@ -269,13 +269,9 @@ final class ChatroomOracle: Oracle {
         case .chatroomDestroyed(let room, _): rules.destroyed(room: room)
         case .restarted: rules.restarted()
         case .messageAccepted(let m) where m.conversation.type == .chatroom && !m.flags.isStatus:
-            // A message dropped for everyone (quota, sensitive word: messageAccepted + dropped)
-            // never reaches the room: the server evaluates no kick for it.
-            let droppedForAll = next.prefix(3).contains {
-                if case .event(.dropped(m.messageUId, _, nil, _)) = $0 { return true }
-                return false
-            }
-            guard !droppedForAll else { return }
+            // A message dropped for everyone (quota, sensitive word) never reaches the room: the
+            // server evaluates no kick for it.
+            guard m.droppedForEveryone == nil else { return }
             let room = m.conversation.targetId
             let whitelist = Set(world.serverCore.directory.chatroomWhitelists[room] ?? [])
             for p in rules.messageProduced(room: room, now: world.serverMs, config: knobs(world), whitelist: whitelist) {
@@ -305,18 +301,14 @@ final class ChatroomOracle: Oracle {
                      "left out \(stored.count) stored message(s), e.g. \(first)")
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         var overflow: [(user: String, room: String, uid: String)] = []
-        for (i, effect) in serverEffects.enumerated() {
+        for effect in serverEffects {
             guard case .event(let e) = effect else { continue }
-            checkRules(world, e, next: serverEffects[(i + 1)...])
+            checkRules(world, e)
             switch e {
             case .messageAccepted(let m) where m.conversation.type == .chatroom:
-                // A silent drop (quota, sensitive word) follows its messageAccepted in the same effects.
-                let dropReason = serverEffects[(i + 1)...].prefix(3).lazy.compactMap { e -> DropReason? in
-                    if case .event(.dropped(m.messageUId, _, nil, let r)) = e { return r }
-                    return nil
-                }.first
+                let dropReason = m.droppedForEveryone
                 // A sensitive word is filtered before the quota (it takes no slot).
                 if m.senderDeviceId != nil, dropReason != .sensitiveWord {
                     quota(world, accepted: m, dropped: dropReason == .chatroomQuota)
@@ -326,9 +318,11 @@ final class ChatroomOracle: Oracle {
                 h.append((m.messageUId, m.senderDeviceId))
                 let ring = max(0, knobs(world).historySize)
                 if h.count > ring { h.removeFirst(h.count - ring) }
+                // A message dropped for everyone leaves the model again after the trim, as when
+                // the drop was a second event (the server's ring never held it: see issue 29's
+                // report).
+                if m.droppedForEveryone != nil { h.removeAll { $0.uid == m.messageUId } }
                 history[m.conversation.targetId] = h
-            case .dropped(let uid?, let conv, nil, _) where conv.type == .chatroom:
-                history[conv.targetId]?.removeAll { $0.uid == uid }
             case .dropped(let uid?, let conv, let user?, .chatroomRingOverflow):
                 overflow.append((user, conv.targetId, uid))
             case .chatroomLeft(let room, let user, .offlineKick):

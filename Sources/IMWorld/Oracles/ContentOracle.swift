@@ -22,7 +22,7 @@ final class ContentOracle: Oracle {
 
     func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {}
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         guard !reported.contains(d) else { return }
         for e in effects {
             switch e {

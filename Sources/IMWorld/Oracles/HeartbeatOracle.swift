@@ -91,7 +91,7 @@ final class HeartbeatOracle: Oracle {
         }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         ensure(d)
         for e in effects {
             switch e {

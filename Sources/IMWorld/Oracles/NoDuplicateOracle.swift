@@ -34,7 +34,7 @@ final class NoDuplicateOracle: Oracle {
         while rows.count <= d { rows.append([:]); notified.append([:]); untrimmed.append([:]) }
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for case .event(.messageAccepted(let m)) in serverEffects where m.clientUniqueId != 0 && m.senderDeviceId != nil {
             if let first = acceptedSends[m.senderUserId]?[m.clientUniqueId] {
                 let d = m.senderDeviceId.flatMap { world.deviceIndex($0) }
@@ -75,7 +75,7 @@ final class NoDuplicateOracle: Oracle {
                      "duplicate conversation: \(world.deviceId(d)) lists \"\(a)\" and \"\(b)\", the same \(a.type) peer twice")
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         ensure(d)
         for e in effects {
             switch e {

@@ -148,7 +148,7 @@ final class NoLossOracle: Oracle {
         }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         ensure(d)
         for e in effects {
             switch e {
@@ -234,11 +234,15 @@ final class NoLossOracle: Oracle {
         }
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for case .event(let e) in serverEffects {
             switch e {
             case .messageAccepted(let m):
                 accepted(m, world)
+                if m.droppedForEveryone != nil {
+                    droppedFor[m.messageUId, default: []].insert("*")
+                    pending[m.messageUId] = []
+                }
             case .dropped(let uid?, _, let user, _):
                 droppedFor[uid, default: []].insert(user ?? "*")
                 if user == nil {

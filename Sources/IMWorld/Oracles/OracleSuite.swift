@@ -4,8 +4,9 @@ import IMStore
 import IMWire
 import SimKernel
 
-/// An IM property checked as the run goes. Oracles are world observers that report violations
-/// through the suite.
+/// An IM property checked as the run goes. Oracles hear of the run through their suite (the
+/// world observer methods, called by `OracleSuite` after its own bookkeeping, in the suite's
+/// fixed oracle order) and report violations through it.
 public protocol Oracle: WorldObserver {
     var name: String { get }
     /// Called once when the run has ended (after the liveness phase).
@@ -35,7 +36,10 @@ public struct OracleOptions: Sendable {
 }
 
 /// Runs the oracles, keeps the message paths they report with, and counts "sometimes" coverage.
+/// The one world observer of the oracles (stage `.judge`): it updates its bookkeeping for each
+/// fact, then hands the fact to each oracle in a fixed order.
 public final class OracleSuite: WorldObserver {
+    public var stage: ObserverStage { .judge }
     public let options: OracleOptions
     public private(set) var violations: [Violation] = []
     public private(set) var oracles: [any Oracle] = []
@@ -69,7 +73,6 @@ public final class OracleSuite: WorldObserver {
             + [HeartbeatOracle(suite: self), ChatroomQuotaOracle(suite: self), ContentOracle(suite: self)]
         oracles = all.filter { options.enabled.contains($0.name) }
         world.addObserver(self)
-        for o in oracles { world.addObserver(o) }
         if let noLoss = oracles.first(where: { $0 is NoLossOracle }) as? NoLossOracle {
             world.convergenceChecks.append { noLoss.allDelivered($0) }
         }
@@ -114,10 +117,12 @@ public final class OracleSuite: WorldObserver {
 
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
         eventIndex = event.index
+        for o in oracles { o.world(world, dispatching: event) }
     }
 
     public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
         if case .api(.setChatroomMessageWhitelist(let names)) = serverInput { whitelistTypesSet = Set(names) }
+        for o in oracles { o.world(world, serverInput: serverInput, serverMs: serverMs) }
     }
 
     public func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
@@ -131,9 +136,10 @@ public final class OracleSuite: WorldObserver {
         case .transport(.closed(let r)): coverage.hit("connection closed: \(r.rawValue)")
         default: break
         }
+        for o in oracles { o.world(world, device: device, input: input, localMs: localMs) }
     }
 
-    public func world(_ world: World, device: Int, effects: [ClientEffect]) {
+    public func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
         for e in effects {
             switch e {
             case .callback(.messageInserted(let row)):
@@ -159,14 +165,19 @@ public final class OracleSuite: WorldObserver {
             default: break
             }
         }
+        for o in oracles { o.world(world, device: device, applied: effects) }
     }
 
-    public func world(_ world: World, serverEffects: [ServerEffect]) {
+    public func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for case .event(let e) in serverEffects {
             switch e {
             case .messageAccepted(let m):
                 paths.accepted(m, at: world.now, world: world)
                 if m.conversation.type == .chatroom { coverage.hit("chatroom message") }
+                if let reason = m.droppedForEveryone {
+                    paths.dropped(m.messageUId, user: nil, reason: reason, at: world.now)
+                    coverage.hit("drop: \(reason.rawValue)")
+                }
             case .duplicateSendAbsorbed(let uid, _, _):
                 paths.absorbed(uid, at: world.now)
                 coverage.hit("idempotent accept")
@@ -191,14 +202,17 @@ public final class OracleSuite: WorldObserver {
             default: break
             }
         }
+        for o in oracles { o.world(world, serverApplied: serverEffects) }
     }
 
     public func world(_ world: World, note: WorldNote) {
         if case .fault(let kind, _, true, _) = note { coverage.hit("fault: \(kind.rawValue)") }
+        for o in oracles { o.world(world, note: note) }
     }
 
     public func worldDidFinish(_ world: World) {
         for o in oracles { o.finalCheck(world) }
+        for o in oracles { o.worldDidFinish(world) }
     }
 }
 

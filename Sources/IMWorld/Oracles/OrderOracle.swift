@@ -21,7 +21,7 @@ final class OrderOracle: Oracle {
         if case .api(.getHistory(let conv, let before, let count)) = input { historyRequest[d] = (conv, before, count) }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         for e in effects {
             switch e {
             case .callback(.history(let conv, let page)):

@@ -36,14 +36,14 @@ final class ChatroomQuotaOracle: Oracle {
 
     func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {}
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         // An attribute change produces its notification (any type the request carries) without
         // the quota: a batch holding one is not judged for that room.
         let kvRooms = Set(serverEffects.compactMap { e -> String? in
             if case .event(.chatroomKVChanged(let room, _, _, _)) = e { return room }
             return nil
         })
-        for (i, effect) in serverEffects.enumerated() {
+        for effect in serverEffects {
             guard case .event(let e) = effect else { continue }
             switch e {
             case .restarted:
@@ -53,11 +53,7 @@ final class ChatroomQuotaOracle: Oracle {
             case .messageAccepted(let m) where m.conversation.type == .chatroom && m.senderDeviceId != nil
                 && !m.flags.isStatus && !Self.unmetered.contains(m.objectName)
                 && !kvRooms.contains(m.conversation.targetId):
-                // A silent drop (quota, sensitive word) follows its messageAccepted in the same effects.
-                let dropReason = serverEffects[(i + 1)...].prefix(3).lazy.compactMap { e -> DropReason? in
-                    if case .event(.dropped(m.messageUId, _, nil, let r)) = e { return r }
-                    return nil
-                }.first
+                let dropReason = m.droppedForEveryone
                 // A sensitive word is filtered before the quota (it takes no slot).
                 if dropReason == .sensitiveWord { continue }
                 admit(world, m, dropped: dropReason == .chatroomQuota)

@@ -24,11 +24,11 @@ final class ReconnectKickPolicyOracle: Oracle {
         if case .api(.connect) = input { attempts[d] = 0 }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         for case .openConnection in effects { attempts[d, default: 0] += 1 }
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         let kickEnable = world.clientConfig.reconnectKickEnable
         for case .event(let e) in serverEffects {
             switch e {

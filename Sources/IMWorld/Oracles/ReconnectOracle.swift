@@ -46,9 +46,9 @@ final class ReconnectOracle: Oracle {
         rewatch(d)
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         ensure(world, d)
-        let found = rules[d]!.effects(effects, at: world.now.nanoseconds)
+        let found = rules[d]!.effects(effects.effects, at: world.now.nanoseconds)
         report(d, found)
         rewatch(d)
     }

@@ -49,7 +49,7 @@ final class StorageOracle: Oracle {
         return true
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         guard watched(world, d) else { return }
         ensure(d)
         for e in effects {

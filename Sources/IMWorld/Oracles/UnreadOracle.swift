@@ -13,7 +13,7 @@ final class UnreadOracle: Oracle {
 
     init(suite: OracleSuite) { self.suite = suite }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         var touched: [ConversationKey] = []
         for e in effects {
             switch e {

@@ -180,7 +180,7 @@ public final class LedgerStatusRecorder: WorldObserver {
     private var statuses: [[String]] = []
     public init() {}
 
-    public func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    public func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         for case .callback(.connectionStatus(let s)) in effects {
             while statuses.count <= d { statuses.append([]) }
             if statuses[d].last != s.description { statuses[d].append(s.description) }

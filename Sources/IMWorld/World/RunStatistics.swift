@@ -20,7 +20,7 @@ public final class RunStatistics: WorldObserver {
 
     public init() {}
 
-    public func world(_ world: World, device: Int, effects: [ClientEffect]) {
+    public func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
         for e in effects {
             switch e {
             case .note(.stored(_, _, _, _, _, let isNew)) where isNew:
@@ -35,10 +35,12 @@ public final class RunStatistics: WorldObserver {
         }
     }
 
-    public func world(_ world: World, serverEffects: [ServerEffect]) {
+    public func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for case .event(let e) in serverEffects {
             switch e {
-            case .messageAccepted: accepted += 1
+            case .messageAccepted(let m):
+                accepted += 1
+                if let reason = m.droppedForEveryone { dropped[reason, default: 0] += 1 }
             case .messageRejected: rejected += 1
             case .fannedOut: fannedOut += 1
             case .dropped(_, _, _, let reason): dropped[reason, default: 0] += 1

@@ -14,27 +14,40 @@ extension World {
         runPendingAppCalls()
     }
 
+    /// Applies the effects, then tells observers what was applied (with the connections opened),
+    /// then folds what the app was told into the digest.
     func applyClientEffects(_ effects: [ClientEffect], device d: Int) {
-        for o in observers { o.world(self, device: d, effects: effects) }
-        for effect in effects {
-            switch effect {
-            case .openConnection:
-                openConnection(device: d)
-            case .send(let bytes, _):
-                clientWrite(device: d, bytes)
-            case .closeConnection:
-                clientClose(device: d)
-            case .setTimer(let timer, let after):
-                if let old = devices[d].timers[timer] { sim.cancel(old) }
-                let delay = devices[d].clock.simDuration(forLocal: after)
-                devices[d].timers[timer] = sim.schedule(.clientTimer(device: Int32(d), timer), to: node(d), after: delay)
-            case .cancelTimer(let timer):
-                if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
-            case .callback(let cb):
-                appCallback(cb, device: d)
-            case .note:
-                break
+        var opened: [ConnectionID] = []
+        applyThenPublish({
+            for effect in effects {
+                switch effect {
+                case .openConnection:
+                    opened.append(openConnection(device: d))
+                case .send(let bytes, _):
+                    clientWrite(device: d, bytes)
+                case .closeConnection:
+                    clientClose(device: d)
+                case .setTimer(let timer, let after):
+                    if let old = devices[d].timers[timer] { sim.cancel(old) }
+                    let delay = devices[d].clock.simDuration(forLocal: after)
+                    devices[d].timers[timer] = sim.schedule(.clientTimer(device: Int32(d), timer), to: node(d), after: delay)
+                case .cancelTimer(let timer):
+                    if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
+                case .callback(let cb):
+                    appCallback(cb, device: d)
+                case .note:
+                    break
+                }
             }
+        }, {
+            let applied = AppliedClientEffects(effects, openedConnections: opened)
+            for o in observers { o.world(self, device: d, applied: applied) }
+        })
+        // After publishing: a trace checkpoint written among these effects' records holds the
+        // digest from before them (trace format 1). Nothing else folds while effects are applied.
+        for case .callback(let cb) in effects {
+            sim.foldIntoDigest(UInt64(d) << 32 | 0xCA11)
+            sim.foldIntoDigest(Self.digestKey(cb))
         }
     }
 
@@ -62,9 +75,8 @@ extension World {
     }
 
     /// What the simulated app does with the SDK's callbacks.
+    /// (Folded into the digest by `applyClientEffects`.)
     func appCallback(_ cb: AppCallback, device d: Int) {
-        sim.foldIntoDigest(UInt64(d) << 32 | 0xCA11)
-        sim.foldIntoDigest(Self.digestKey(cb))
         switch cb {
         case .connectionStatus(let s):
             devices[d].status = s

@@ -20,7 +20,9 @@ extension World {
 
     // MARK: - Connecting
 
-    func openConnection(device d: Int) {
+    /// Opens a connection for device `d`; returns its id (the next index).
+    @discardableResult
+    func openConnection(device d: Int) -> ConnectionID {
         if devices[d].connection != nil { clientClose(device: d) }
         let index = connections.count
         let id = ConnectionID(UInt64(index))
@@ -31,7 +33,7 @@ extension World {
         let c32 = UInt32(index)
         guard devices[d].networkUp else {
             sim.schedule(.closeNotice(connection: c32, toServer: false, reason: .networkDown), to: node(d), after: .zero)
-            return
+            return id
         }
         // SYN: handshake setup + one-way latency; a black-holed path loses SYNs until it heals
         // (TCP retries), and the attempt times out if that takes too long.
@@ -44,6 +46,7 @@ extension World {
         } else {
             sim.schedule(.connectArrive(connection: c32), to: serverNode, at: arrive)
         }
+        return id
     }
 
     func connectArrive(_ c: Int) {

@@ -10,23 +10,28 @@ extension World {
         applyServerEffects(effects)
     }
 
+    /// Applies the effects, then tells observers what was applied.
     func applyServerEffects(_ effects: [ServerEffect]) {
-        for o in observers { o.world(self, serverEffects: effects) }
-        for effect in effects {
-            switch effect {
-            case .send(let conn, let bytes, _):
-                serverWrite(conn, bytes)
-            case .close(let conn):
-                serverClose(conn)
-            case .setTimer(let timer, let after):
-                if let old = server.timers[timer] { sim.cancel(old) }
-                server.timers[timer] = sim.schedule(.serverTimer(timer), to: serverNode, after: after)
-            case .cancelTimer(let timer):
-                if let old = server.timers.removeValue(forKey: timer) { sim.cancel(old) }
-            case .event:
-                break
+        applyThenPublish({
+            for effect in effects {
+                switch effect {
+                case .send(let conn, let bytes, _):
+                    serverWrite(conn, bytes)
+                case .close(let conn):
+                    serverClose(conn)
+                case .setTimer(let timer, let after):
+                    if let old = server.timers[timer] { sim.cancel(old) }
+                    server.timers[timer] = sim.schedule(.serverTimer(timer), to: serverNode, after: after)
+                case .cancelTimer(let timer):
+                    if let old = server.timers.removeValue(forKey: timer) { sim.cancel(old) }
+                case .event:
+                    break
+                }
             }
-        }
+        }, {
+            let applied = AppliedServerEffects(effects)
+            for o in observers { o.world(self, serverApplied: applied) }
+        })
     }
 
     /// The server process dies: every connection's server side vanishes (the host's kernel sends

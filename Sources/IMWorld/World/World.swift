@@ -43,6 +43,10 @@ public final class World {
     /// Devices the script disconnected or logged out on purpose (not expected to converge).
     var deliberatelyOffline: Set<Int> = []
     @exclusivity(unchecked) var inBatch = false
+    /// > 0 while the world applies a core's effects: the notes that applying them causes wait
+    /// until observers have heard of the effects (`publishApplied`).
+    @exclusivity(unchecked) var applying = 0
+    @exclusivity(unchecked) var deferredNotes: [WorldNote] = []
     /// Extra convergence conditions (the oracles' "everything delivered"), checked in liveness.
     public var convergenceChecks: [(World) -> Bool] = []
     public internal(set) var convergedAt: SimTime?
@@ -177,7 +181,13 @@ public final class World {
         }
     }
 
-    public func addObserver(_ o: any WorldObserver) { observers.append(o) }
+    /// Adds an observer after those of its stage and before those of later stages: the order
+    /// of `addObserver` calls decides nothing across stages.
+    public func addObserver(_ o: any WorldObserver) {
+        let stage = o.stage
+        let at = observers.firstIndex { $0.stage > stage } ?? observers.endIndex
+        observers.insert(o, at: at)
+    }
 
     // MARK: - Read-only views
 
@@ -203,7 +213,7 @@ public final class World {
     public func clientCore(ofDevice d: Int) -> ClientCore? { devices[d].core }
     public var healTime: SimTime { healAt }
     public var deadlineTime: SimTime { deadline }
-    /// Connections created so far; the next `openConnection` gets this id.
+    /// Connections opened so far (observers learn each one's id from `AppliedClientEffects`).
     public var connectionCount: Int { connections.count }
     /// The device a connection belongs to.
     public func device(ofConnection c: ConnectionID) -> Int? {
@@ -248,7 +258,23 @@ public final class World {
     }
 
     func note(_ n: WorldNote) {
+        if applying > 0 { deferredNotes.append(n); return }
         for o in observers { o.world(self, note: n) }
+    }
+
+    /// Applies a core's effects with `apply`, then publishes them with `publish`, then the notes
+    /// applying them caused, in order.
+    @inline(__always)
+    func applyThenPublish(_ apply: () -> Void, _ publish: () -> Void) {
+        applying += 1
+        apply()
+        publish()
+        applying -= 1
+        if applying == 0 && !deferredNotes.isEmpty {
+            let notes = deferredNotes
+            deferredNotes.removeAll(keepingCapacity: true)
+            for n in notes { note(n) }
+        }
     }
 }
 

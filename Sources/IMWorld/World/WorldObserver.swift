@@ -6,15 +6,24 @@ import SimKernel
 /// Something that watches a run: the trace writer, the oracles, a capture recorder, the ledger.
 /// Every method has an empty default, so an observer implements only what it needs. Observers
 /// must not change the world (they may read it).
+///
+/// A core's effects reach observers once the world has applied them (`AppliedClientEffects`,
+/// `AppliedServerEffects`): the connection an `openConnection` opened is known, and what
+/// applying them caused (bytes lost on a dead path) follows as notes. Observers are called
+/// stage by stage (`ObserverStage`), so the order in which they were added decides nothing.
 public protocol WorldObserver: AnyObject {
+    /// When this observer hears of each fact, relative to the others (default `.watch`).
+    var stage: ObserverStage { get }
     /// Every dispatched kernel event, before the world handles it.
     func world(_ world: World, dispatching event: SimEvent<WorldEvent>)
     /// An input about to be fed to a device's client core (`localMs` = the device's wall clock).
     func world(_ world: World, device: Int, input: ClientInput, localMs: Int64)
-    /// The effects a device's client core returned for the last input.
-    func world(_ world: World, device: Int, effects: [ClientEffect])
+    /// The effects a device's client core returned for the last input, after the world applied
+    /// them.
+    func world(_ world: World, device: Int, applied effects: AppliedClientEffects)
     func world(_ world: World, serverInput: ServerInput, serverMs: Int64)
-    func world(_ world: World, serverEffects: [ServerEffect])
+    /// The server core's effects for the last input, after the world applied them.
+    func world(_ world: World, serverApplied effects: AppliedServerEffects)
     /// Network, fault, lifecycle and phase facts.
     func world(_ world: World, note: WorldNote)
     /// The run ended (after the liveness phase).
@@ -22,13 +31,56 @@ public protocol WorldObserver: AnyObject {
 }
 
 extension WorldObserver {
+    public var stage: ObserverStage { .watch }
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {}
     public func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {}
-    public func world(_ world: World, device: Int, effects: [ClientEffect]) {}
+    public func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {}
     public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {}
-    public func world(_ world: World, serverEffects: [ServerEffect]) {}
+    public func world(_ world: World, serverApplied effects: AppliedServerEffects) {}
     public func world(_ world: World, note: WorldNote) {}
     public func worldDidFinish(_ world: World) {}
+}
+
+/// The order in which observers hear of each fact. Within a stage, observers must not depend on
+/// each other.
+public enum ObserverStage: Int, Sendable, Comparable {
+    /// Judges the run (the oracle suite): hears of a fact first, so a violation it reports is
+    /// recorded before the fact's own records, whatever order observers were added in.
+    case judge = 0
+    /// Watches and records (trace and capture recorders, statistics, logs).
+    case watch = 1
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// A device's client effects for one input, as the world applied them.
+public struct AppliedClientEffects: RandomAccessCollection, Sendable {
+    public let effects: [ClientEffect]
+    /// The connection each `openConnection` effect opened, in effect order (the world numbers
+    /// connections as it opens them).
+    public let openedConnections: [ConnectionID]
+
+    public init(_ effects: [ClientEffect], openedConnections: [ConnectionID] = []) {
+        self.effects = effects
+        self.openedConnections = openedConnections
+    }
+
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { effects.count }
+    @inlinable public subscript(i: Int) -> ClientEffect { effects[i] }
+}
+
+/// The server core's effects for one input, as the world applied them. A message the server
+/// accepted and then dropped for everyone (chatroom quota, sensitive word) is one event:
+/// `messageAccepted` with `AcceptedMessage.droppedForEveryone` set.
+public struct AppliedServerEffects: RandomAccessCollection, Sendable {
+    public let effects: [ServerEffect]
+
+    public init(_ effects: [ServerEffect]) { self.effects = effects }
+
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { effects.count }
+    @inlinable public subscript(i: Int) -> ServerEffect { effects[i] }
 }
 
 /// World-level facts (what happened to devices, links and the server that no core reports).

@@ -173,8 +173,8 @@ import Testing
         var row = try #require(try run.world.store(ofDevice: pad).messages(withUId: uid).first)
         row.messageId = 999
         row.objectName = "RC:TxtMsg"
-        o.world(run.world, device: pad, effects: [.callback(.received(row, left: 0, offline: false, hasPackage: false))])
-        o.world(run.world, serverEffects: [.event(.recalled(messageUId: uid, byUserId: "alice"))])
+        o.world(run.world, device: pad, applied: AppliedClientEffects([.callback(.received(row, left: 0, offline: false, hasPackage: false))]))
+        o.world(run.world, serverApplied: AppliedServerEffects([.event(.recalled(messageUId: uid, byUserId: "alice"))]))
         o.finalCheck(run.world)
         let v = try #require(run.violations.last)
         #expect(v.oracle == "recall" && v.device == "alice-pad" && v.messageUId == uid)

@@ -120,9 +120,10 @@ import Testing
         // The quota oracle reports B13 one message earlier (the third like let in); this test is about the chatroom oracle's own report.
         let (run, tap) = try runOracles(b13(true), enabled: Set(OracleOptions.allNames).subtracting([ChatroomQuotaOracle.oracleName]))
         let v = try onlyViolation(run)
-        let quotaDrops = tap.serverEvents { if case .dropped(_?, _, nil, .chatroomQuota) = $0 { true } else { false } }
+        let quotaDrops = tap.serverEvents { if case .messageAccepted(let m) = $0 { m.droppedForEveryone == .chatroomQuota } else { false } }
         let drop = try #require(quotaDrops.first)
-        guard case .event(.dropped(let uid?, _, _, _)) = drop.effect else { return }
+        guard case .event(.messageAccepted(let dropped)) = drop.effect else { return }
+        let uid = dropped.messageUId
         let m = try #require(tap.accepted.first { $0.messageUId == uid })
         #expect(m.objectName == "RC:TxtMsg")
         #expect(m == tap.accepted.last)
@@ -171,8 +172,8 @@ import Testing
                 guard d == alice, !done, effects.contains(where: Self.joined) else { return }
                 done = true
                 let accepted = run.suite!.paths.acceptedMessages.values.sorted { ($0.dataTime, $0.messageUId) < ($1.dataTime, $1.messageUId) }
-                o.world(world, serverEffects: [.event(.pulled(ConnectionID(999), userId: "alice", deviceId: "alice-phone", topic: Topic.chrmPull.rawValue,
-                                                              messageUIds: pick(accepted.map(\.messageUId)), syncTime: 0, finished: true))])
+                o.world(world, serverApplied: AppliedServerEffects([.event(.pulled(ConnectionID(999), userId: "alice", deviceId: "alice-phone", topic: Topic.chrmPull.rawValue,
+                                                              messageUIds: pick(accepted.map(\.messageUId)), syncTime: 0, finished: true))]))
             }
         }
     }
@@ -274,7 +275,7 @@ import Testing
             hook.onDispatch = { world, event in
                 guard !done, event.time >= t else { return }
                 done = true
-                o.world(world, device: alice, effects: [.callback(.chatroomQuit(roomId: "hall"))])
+                o.world(world, device: alice, applied: AppliedClientEffects([.callback(.chatroomQuit(roomId: "hall"))]))
             }
         }
         let v = try onlyViolation(run)

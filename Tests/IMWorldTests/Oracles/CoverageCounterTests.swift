@@ -71,11 +71,11 @@ import Testing
                 guard !done, event.time >= SimTime.zero + .seconds(3) else { return }
                 done = true
                 let room = ConversationKey(.chatroom, "hall")
-                suite.world(world, device: 0, effects: [
+                suite.world(world, device: 0, applied: AppliedClientEffects([
                     .note(.skipped(messageUId: "U1", conversation: room, reason: "dataTime 1767225679701 older than room cursor 1767225683758")),
                     .note(.skipped(messageUId: "U2", conversation: room, reason: "dataTime 1767225681041 older than room cursor 1767225683760")),
                     .note(.skipped(messageUId: nil, conversation: room, reason: "s_msg during pull")),
-                ])
+                ]))
             }
         }
         expectClean(run)

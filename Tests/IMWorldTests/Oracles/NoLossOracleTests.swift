@@ -59,8 +59,8 @@ import Testing
             let noLoss = try oracle(run, "no-loss")
             hook.onServerEffects = { world, effects in
                 for case .event(.messageAccepted(let m)) in effects where m.senderUserId == "bob" && m.dataTime < world.epochMs + 5_000 {
-                    noLoss.world(world, serverEffects: [.event(.dropped(messageUId: m.messageUId, conversation: m.conversation,
-                                                                         userId: "alice", reason: .offlineExpired))])
+                    noLoss.world(world, serverApplied: AppliedServerEffects([.event(.dropped(messageUId: m.messageUId, conversation: m.conversation,
+                                                                         userId: "alice", reason: .offlineExpired))]))
                 }
             }
         }

@@ -64,10 +64,10 @@ final class IndexedTap: WorldObserver {
     func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
         clientIn.append(ClientIn(index: index, time: world.now, device: device, input: input))
     }
-    func world(_ world: World, device: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
         for e in effects { clientOut.append(ClientOut(index: index, time: world.now, device: device, effect: e)) }
     }
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for e in serverEffects { serverOut.append(ServerOut(index: index, time: world.now, effect: e)) }
     }
     func world(_ world: World, note: WorldNote) { notes.append((index, world.now, note)) }
@@ -91,10 +91,15 @@ final class IndexedTap: WorldObserver {
     func serverEvents(_ match: (ServerEvent) -> Bool) -> [ServerOut] {
         serverOut.filter { if case .event(let e) = $0.effect { match(e) } else { false } }
     }
-    /// Server drop events, as (uid, user, reason).
+    /// Server drops, as (uid, user, reason): `dropped` events and messages accepted and dropped
+    /// for everyone (user nil).
     var drops: [(uid: String?, conversation: ConversationKey, user: String?, reason: DropReason)] {
         serverOut.compactMap {
-            if case .event(.dropped(let uid, let conv, let user, let reason)) = $0.effect { (uid, conv, user, reason) } else { nil }
+            switch $0.effect {
+            case .event(.dropped(let uid, let conv, let user, let reason)): (uid, conv, user, reason)
+            case .event(.messageAccepted(let m)): m.droppedForEveryone.map { (m.messageUId, m.conversation, nil, $0) }
+            default: nil
+            }
         }
     }
 }
@@ -172,11 +177,11 @@ func oracle(_ run: ScenarioRun, _ name: String) throws -> any Oracle {
 /// hand-made effect at a chosen moment (observers run after the suite's oracles).
 final class Hook: WorldObserver {
     var onDispatch: ((World, SimEvent<WorldEvent>) -> Void)?
-    var onClientEffects: ((World, Int, [ClientEffect]) -> Void)?
-    var onServerEffects: ((World, [ServerEffect]) -> Void)?
+    var onClientEffects: ((World, Int, AppliedClientEffects) -> Void)?
+    var onServerEffects: ((World, AppliedServerEffects) -> Void)?
     func world(_ world: World, dispatching event: SimEvent<WorldEvent>) { onDispatch?(world, event) }
-    func world(_ world: World, device: Int, effects: [ClientEffect]) { onClientEffects?(world, device, effects) }
-    func world(_ world: World, serverEffects: [ServerEffect]) { onServerEffects?(world, serverEffects) }
+    func world(_ world: World, device: Int, applied effects: AppliedClientEffects) { onClientEffects?(world, device, effects) }
+    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) { onServerEffects?(world, serverEffects) }
 }
 
 /// Every oracle but delivery-order: B1 with a backlog shows the s_msg accepted during the pull

@@ -84,7 +84,7 @@ import Testing
         hook.onDispatch = { world, event in
             guard !done, event.time >= t else { return }
             done = true
-            o.world(world, device: alice, effects: effects)
+            o.world(world, device: alice, applied: AppliedClientEffects(effects))
         }
     }
 

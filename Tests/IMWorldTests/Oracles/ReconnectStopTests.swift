@@ -39,7 +39,7 @@ import Testing
         _ = run.run(until: SimTime.zero + .seconds(4))
         o.world(run.world, device: alice, input: .api(.connect(token: "t", timeLimitSeconds: 2)), localMs: 0)
         _ = run.run(until: SimTime.zero + .seconds(7))
-        o.world(run.world, device: alice, effects: [.openConnection])
+        o.world(run.world, device: alice, applied: AppliedClientEffects([.openConnection]))
         let v = try #require(run.violations.first)
         #expect(v.oracle == "reconnect" && v.device == "alice-phone")
         #expect(v.detail.contains("after the connect time limit ran out at 6.000s"), "\(v.detail)")
