@@ -33,8 +33,17 @@ extension ClientCore {
         input.nothing = existing ? 2 : 0
         let kind: JoinKind = existing ? .joinExisting : .join
         let id = query(.joinChrm, target: roomId, body: ProtoBody.encodeBuilt(input), .join(roomId: roomId, kind: kind))
-        if rooms[roomId] != nil {
-            // A second join of the same room: cursor, id cache and KV bookkeeping stay.
+        if rooms[roomId]?.isJoined == true {
+            // A second join of a room the user is in: it stays in the room meanwhile, still
+            // receiving it (im-semantics §6: a pending join leaves the user where it was), so the
+            // room stays `.joined` and its notifies keep pulling from the cursor. Cursor, id
+            // cache and KV bookkeeping stay.
+            rooms.update(roomId) {
+                $0.reJoinsInFlight += 1
+                $0.joinCount = count
+            }
+        } else if rooms[roomId] != nil {
+            // Joined again while the first join (or the automatic rejoin) is unanswered.
             rooms.update(roomId) {
                 $0.phase = .joining(messageId: id, kind: kind)
                 $0.joinCount = count
@@ -49,6 +58,9 @@ extension ClientCore {
             return joinFailed(roomId, kind: kind, code: Int32(q.status), reason: "refused")
         }
         guard var room = rooms[roomId] else { return }
+        // The app's join of a room it was already in (`joinChatroom`): answered below.
+        let reJoin = kind != .rejoin && room.isJoined
+        if reJoin { room.reJoinsInFlight = max(0, room.reJoinsInFlight - 1) }
         do {
             try store.joinChatroom(roomId, at: now.milliseconds)
         } catch {
@@ -75,7 +87,19 @@ extension ClientCore {
             return
         }
         out.callback(.chatroomJoined(roomId: roomId))
-        sendChatroomPull(roomId, syncTime: 0, count: room.joinCount, isJoinPull: true)
+        if reJoin && (room.cursor > 0 || room.pullInFlight != nil) {
+            // The user never left: it has the room's history up to the cursor, and a join pull
+            // (the newest `count`) would move the cursor past messages not pulled yet. Pull from
+            // the cursor (after the pull in flight, if one runs); as the join's pull, the id cache
+            // hides what the user was already shown.
+            if room.pullInFlight != nil {
+                rooms.update(roomId) { $0.queuedNotify = .max }
+            } else {
+                sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: true)
+            }
+        } else {
+            sendChatroomPull(roomId, syncTime: 0, count: room.joinCount, isJoinPull: true)
+        }
         startPostJoinKVSync(roomId)
     }
 
@@ -85,6 +109,16 @@ extension ClientCore {
     mutating func joinFailed(_ roomId: String, kind: JoinKind, code: Int32, reason: String) {
         switch kind {
         case .join, .joinExisting:
+            if var room = rooms[roomId], room.isJoined, room.reJoinsInFlight > 0,
+               code != IMErrorCode.notInChatroom.rawValue, code != IMErrorCode.kickedAndBannedFromChatroom.rawValue,
+               code != IMErrorCode.chatroomNotExist.rawValue {
+                // A second join of a room the user is in failed without ending the membership
+                // (timeout, connection lost, member limit): the user stays in the room, still
+                // receiving it (im-semantics §6); a lost connection rejoins it as usual.
+                room.reJoinsInFlight -= 1
+                rooms.insert(room)
+                return out.callback(.chatroomJoinFailed(roomId: roomId, code: code))
+            }
             rooms.remove(roomId)
             clearRoomLocally(roomId, operation: "forget chatroom \(roomId)", reportQuit: false)
             out.callback(.chatroomJoinFailed(roomId: roomId, code: code))

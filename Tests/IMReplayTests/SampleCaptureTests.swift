@@ -18,7 +18,7 @@ import Testing
 
     static let samples = [
         Sample(file: "dedup-b1", bug: .B1, oracle: "no-duplicate", detail: "stored twice"),
-        Sample(file: "order-b4", bug: .B4, oracle: "order", detail: "server's time"),
+        Sample(file: "order-b4", bug: .B4, oracle: "order", detail: "server's dataTime"),
         Sample(file: "chatroom-drop-b6", bug: .B6, oracle: "chatroom", detail: "never rejoined chatroom lobby"),
     ]
 

@@ -26,6 +26,9 @@ struct ChatroomRoom: Sendable, Hashable {
     var needsRejoin = false
     /// Bug B6: a ping timeout during connect made the SDK forget that the room needs a rejoin.
     var rejoinForgotten = false
+    /// The app's joins of this room sent while it was already joined, not answered yet (the
+    /// room stays `.joined` meanwhile).
+    var reJoinsInFlight = 0
 
     // KV (chatroom attributes)
     /// Incremented by every join: answers of an older join's pullKV are ignored.
@@ -52,7 +55,7 @@ struct ChatroomRoom: Sendable, Hashable {
     /// A join or joinExisting the app asked for is in flight (not an automatic rejoin).
     var isPendingNewJoin: Bool {
         if case .joining(_, let kind) = phase { return kind != .rejoin }
-        return false
+        return reJoinsInFlight > 0
     }
 
     /// Records a shown id (ring of `joinCacheSize`).

@@ -29,33 +29,35 @@ public struct ReplayViolation: Sendable, Codable, Equatable {
     }
 }
 
-/// The per-device IM properties a replay can judge without a world, mirroring the oracles of
-/// `Sources/IMWorld/Oracles` (same names, same rules) but fed from the replayed core's effects
-/// and store, with the server's times taken from the captured inbound frames (`FrameTap`):
+/// The per-device IM properties a replay can judge without a world: the device-local rules of
+/// `Sources/IMWorld/Oracles/DeviceLocal` that the world's oracles apply (same names, same code),
+/// fed from the replayed core's effects and store, with the server's times taken from the
+/// captured inbound frames (`FrameTap`):
 ///
-/// - `no-duplicate`: no messageUId in two rows of the store, none notified twice per app run;
-/// - `order`: stored and own sent messages carry the server's time; history pages in server
-///   order; a local history page returns what the store's messageId pager returns (B5 gap);
-/// - `unread`: each touched conversation's unread count equals its unread counted rows;
+/// - `no-duplicate`: `NoDuplicateRule` (no messageUId in two rows of the store, none notified
+///   twice per app run, one conversation per trimmed peer);
+/// - `order`: `OrderRule` (stored and own sent messages carry the server's time; a local history
+///   page returns what the store's pager returns — the B5 gap; history in server order at the end);
+/// - `unread`: `UnreadRule` (each touched conversation's unread count equals its unread counted rows);
 /// - `reconnect`: `ReconnectRule`, the world oracle's own device-local rule (attempt times from
 ///   the link, restarted after foreground / network change; heartbeat; no connection opened
 ///   after disconnect/logout/fatal error/kick or past the time limit);
-/// - `chatroom`: after a reconnect while in a room, a `joinChrmR` within 10 s; quit leaves no
-///   messages.
+/// - `chatroom`: `RejoinRule` (after a reconnect while in a room, a `joinChrmR` within 10 s),
+///   `QuitRule` (quit leaves no messages), `AttributeSyncRule`.
 ///
 /// What needs the rest of the world (loss, liveness, cross-device rules) is judged after
 /// `imsim replay --lift`, by the world's oracles.
 final class ReplayChecks {
     private let config: ClientConfig
     private let startMs: Int64
+    private let device: String
     private(set) var violations: [ReplayViolation] = []
     let maxViolations = 50
 
-    // no-duplicate
-    private var rows: [String: (ConversationKey, Int64)] = [:]
-    private var notified: Set<String> = []
-    // unread
-    private var unreadReported = false
+    // no-duplicate, order, unread: the device-local rules the world's oracles apply
+    private var noDuplicate: NoDuplicateRule
+    private var order = OrderRule()
+    private var unread = UnreadRule()
     // reconnect: the device-local rule the world's reconnect oracle applies (attempt times,
     // heartbeat, stop), fed with the frames read from the captured bytes
     private var reconnect: ReconnectRule
@@ -64,8 +66,6 @@ final class ReplayChecks {
     private var rejoin = RejoinRule()
     /// Capture line of the input whose effects began the current session.
     private var sessionLine = 0
-    // order (history paging)
-    private var pendingHistory: [(ConversationKey, Int64, Int32)] = []
     // chatroom attributes: the device-local rule the world's chatroom oracle applies, fed with
     // the frames read from the captured bytes
     private var kv: AttributeSyncRule
@@ -88,9 +88,11 @@ final class ReplayChecks {
     /// Only captures recorded in the simulated world have timing judged.
     var virtualClock = true
 
-    init(config: ClientConfig, startMs: Int64) {
+    init(config: ClientConfig, startMs: Int64, device: String) {
         self.config = config
         self.startMs = startMs
+        self.device = device
+        noDuplicate = NoDuplicateRule(device: device)
         kv = AttributeSyncRule(requestTimeoutNanoseconds: config.requestTimeout.nanoseconds)
         reconnect = ReconnectRule(config: config)
         inbound = InboundFrames(config: config)
@@ -138,7 +140,7 @@ final class ReplayChecks {
     // MARK: - Process
 
     func appStarted() {
-        notified = []       // a restarted app shows its messages afresh
+        noDuplicate.appStarted()   // a restarted app shows its messages afresh
         reconnect.appRestarted()
         rejoin.appRestarted()   // a new process is in no room
         kv.appRestarted()
@@ -184,12 +186,7 @@ final class ReplayChecks {
         let kvOwedBefore = kv.nextDue
         kv.input(input, inbound: frames, at: t * 1_000_000)
         if let due = kv.nextDue, due != kvOwedBefore { kvDebtLine = line }
-        switch input {
-        case .api(.getHistory(let conv, let before, let count)):
-            pendingHistory.append((conv, before, count))
-        default:
-            break
-        }
+        order.input(input)
     }
 
     /// B8: a join completed on a connection that stayed up must have its attributes within 40 s
@@ -211,61 +208,22 @@ final class ReplayChecks {
         let sessionBefore = rejoin.nextDue
         rejoinFindings(rejoin.effects(effects, at: t * 1_000_000))
         if let due = rejoin.nextDue, due != sessionBefore { sessionLine = line }
-        var touched: [ConversationKey] = []
-        func touch(_ c: ConversationKey) { if !touched.contains(c) { touched.append(c) } }
+        for f in noDuplicate.effects(effects, store: store) { report("no-duplicate", f, line: line, t: t) }
+        for f in order.effects(effects, store: store, serverTime: { serverTimes[$0] }) { report("order", f, line: line, t: t) }
+        for f in unread.effects(effects, store: store) { report("unread", f, line: line, t: t) }
+        for f in QuitRule.effects(effects, store: store) { report("chatroom", f, line: line, t: t) }
         for e in effects {
             switch e {
-            // no-duplicate + order
-            case .note(.stored(let id, let uid?, let conv, let sentTime, let dir, let isNew)):
+            // message paths
+            case .note(.stored(let id, let uid?, _, _, let dir, let isNew)):
                 step(uid, line: line, t: t, "replayed core stored it as messageId \(id) \(dir == .send ? "SEND" : "RECEIVE")\(isNew ? "" : " (update)")")
-                if isNew, let first = rows[uid], ((try? store.countRows(withUId: uid)) ?? 2) > 1 {
-                    report("no-duplicate", line: line, t: t, conversation: conv, uid: uid,
-                           "duplicate: messageUId \(uid) stored twice (messageId \(first.1) and \(id))")
-                }
-                if isNew { rows[uid] = (conv, id) }
-                checkTime(uid, sentTime, conv, "stored", serverTimes, t, line)
             case .callback(.sendResult(let id, let uid?, let sentTime, nil)):
                 step(uid, line: line, t: t, "sendResult ok for messageId \(id), sentTime \(sentTime)")
-                if let first = rows[uid], first.1 != id {
-                    report("no-duplicate", line: line, t: t, conversation: first.0, uid: uid,
-                           "duplicate: own message \(uid) completed on messageId \(id) but already stored as messageId \(first.1)")
-                }
-                if let row = (try? store.message(id: id)) ?? nil {
-                    rows[uid] = (row.conversation, id)
-                    checkTime(uid, row.sentTime, row.conversation, "own sent message", serverTimes, t, line)
-                }
             case .note(.skipped(let uid?, _, let reason)):
                 step(uid, line: line, t: t, "replayed core skipped it: \(reason)")
             case .callback(.received(let m, let left, let offline, let hasPackage)):
-                if m.conversation.type != .chatroom { touch(m.conversation) }
                 guard let uid = m.messageUId else { continue }
                 step(uid, line: line, t: t, "onReceived (messageId \(m.messageId), left=\(left) offline=\(offline) hasPackage=\(hasPackage))")
-                if !notified.insert(uid).inserted {
-                    report("no-duplicate", line: line, t: t, conversation: m.conversation, uid: uid,
-                           "duplicate: messageUId \(uid) notified to the app twice")
-                }
-            case .callback(.recalled(_, let conv)), .callback(.syncReadStatus(let conv, _)):
-                touch(conv)
-            case .callback(.chatroomQuit(let room)):
-                forget(room: room)
-                let count = (try? store.messageCount(in: ConversationKey(.chatroom, room))) ?? 0
-                if count > 0 {
-                    report("chatroom", line: line, t: t, conversation: ConversationKey(.chatroom, room),
-                           "quit chatroom \(room) but \(count) of its messages are still in the store")
-                }
-            case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)):
-                forget(room: room)
-            case .callback(.history(let conv, let msgs)):
-                guard let i = pendingHistory.firstIndex(where: { $0.0 == conv }) else { continue }
-                let (_, before, count) = pendingHistory.remove(at: i)
-                let expected = (try? store.history(in: conv, before: before, count: Int(max(0, min(count, Int32(IMStore.historyPageLimit)))))) ?? []
-                if expected.map(\.messageId) != msgs.map(\.messageId) {
-                    let missing = expected.filter { e in !msgs.contains { $0.messageId == e.messageId } }
-                    report("order", line: line, t: t, conversation: conv, uid: missing.first?.messageUId,
-                           "history gap: the page before messageId \(before) returned \(msgs.count) message(s) " +
-                           "but the store holds \(expected.count) there" +
-                           (missing.isEmpty ? " (in another order)" : "; never returned: " + missing.prefix(3).map { $0.messageUId ?? "#\($0.messageId)" }.joined(separator: ", ")))
-                }
             case .note(.syncState(_, let to, _)):
                 syncState = to
             case .note(.cursor(let cursorName, let value)) where cursorName == SyncCursor.inbox.name:
@@ -281,30 +239,10 @@ final class ReplayChecks {
                 break
             }
         }
-        for conv in touched { checkUnread(store, conv, t, line) }
     }
 
-    private func checkTime(_ uid: String, _ sentTime: Int64, _ conv: ConversationKey, _ what: String,
-                           _ serverTimes: [String: Int64], _ t: Int64, _ line: Int) {
-        guard let server = serverTimes[uid], server != sentTime else { return }
-        report("order", line: line, t: t, conversation: conv, uid: uid,
-               "\(what) has sentTime \(sentTime) but the server's time is \(server) (\(sentTime - server) ms off)")
-    }
-
-    private func checkUnread(_ store: IMStore, _ conv: ConversationKey, _ t: Int64, _ line: Int) {
-        guard !unreadReported, let stored = (try? store.conversation(conv)) ?? nil,
-              let expected = try? store.countUnreadCandidates(in: conv), stored.unreadCount != expected else { return }
-        unreadReported = true
-        report("unread", line: line, t: t, conversation: conv,
-               "unread count is \(stored.unreadCount) but \(expected) received counted messages are unread and not recalled")
-    }
-
-    private func forget(room: String) {
-        let key = ConversationKey(.chatroom, room)
-        for uid in rows.keys.sorted() where rows[uid]!.0 == key {
-            rows[uid] = nil
-            notified.remove(uid)
-        }
+    private func report(_ oracle: String, _ f: DeviceFinding, line: Int, t: Int64) {
+        report(oracle, line: line, t: t, conversation: f.conversation, uid: f.messageUId, f.detail)
     }
 
     /// End of the capture: rejoin deadline, the store's own duplicates, history order.
@@ -312,42 +250,10 @@ final class ReplayChecks {
         rejoinFindings(rejoin.finish(at: t * 1_000_000))
         checkKVDeadlines(t: t)
         reconnectFindings(reconnect.due(at: t * 1_000_000), line: 0)
-        // B10: one peer listed twice (a target id the offline path did not trim).
-        let list = (try? store.conversationList(types: ConversationType.allCases)) ?? []
-        var byTrimmed: [ConversationKey: ConversationKey] = [:]
-        for conv in list.map(\.key) {
-            let t0 = conv.targetId
-            let normal = ConversationKey(conv.type, String(t0.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()))
-            if let other = byTrimmed[normal], other != conv {
-                report("no-duplicate", line: 0, t: t, conversation: conv,
-                       "duplicate conversation: the list holds \"\(other)\" and \"\(conv)\", the same \(conv.type) peer twice")
-                break
-            }
-            byTrimmed[normal] = conv
-        }
-        if let dups = try? store.duplicateMessageUIds(), let first = dups.first,
-           !violations.contains(where: { $0.oracle == "no-duplicate" }) {
-            report("no-duplicate", line: 0, t: t, uid: first.messageUId,
-                   "duplicate: the store holds \(dups.count) messageUId(s) in several rows, e.g. \(first.messageUId)")
-        }
-        for conv in (try? store.conversationList(types: ConversationType.allCases)) ?? [] {
-            var seen: [StoredMessage] = []
-            var before: Int64 = -1
-            while true {
-                let page = (try? store.history(in: conv.key, before: before, count: 20)) ?? []
-                seen += page
-                guard page.count == 20, let last = page.last, seen.count < 100_000 else { break }
-                before = last.messageId
-            }
-            for (newer, older) in zip(seen, seen.dropFirst()) {
-                guard let nu = newer.messageUId, let ou = older.messageUId,
-                      let ns = serverTimes[nu], let os = serverTimes[ou], (ns, nu) < (os, ou) else { continue }
-                report("order", line: 0, t: t, conversation: conv.key, uid: nu,
-                       "history shows \(nu) (server time \(ns)) before \(ou) (server time \(os)), against server order")
-                break
-            }
-            checkUnread(store, conv.key, t, 0)
-        }
+        let reported = violations.contains { $0.oracle == "no-duplicate" }
+        for f in noDuplicate.finish(store: store, reportedBefore: reported) { report("no-duplicate", f, line: 0, t: t) }
+        for f in order.finish(store: store, device: device, serverTime: { serverTimes[$0] }) { report("order", f, line: 0, t: t) }
+        for f in unread.finish(store: store) { report("unread", f, line: 0, t: t) }
     }
 }
 

@@ -78,7 +78,7 @@ public final class Replayer {
         do { store = try IMStore(location: .memory, options: header.storeOptions) } catch {
             throw CaptureError(.io, line: 0, "cannot open an in-memory store: \(error)")
         }
-        checks = ReplayChecks(config: c, startMs: header.startMs)
+        checks = ReplayChecks(config: c, startMs: header.startMs, device: header.identity.deviceId)
         checks.timersFollow = c.bugs == header.config.bugs
         checks.virtualClock = header.sdk.hasPrefix(WorldCaptureObserver.sdkNamePrefix)
         tap = FrameTap(userId: header.identity.userId, maxFrameSize: header.config.maxFrameSize, obfuscated: header.config.obfuscatedStream)

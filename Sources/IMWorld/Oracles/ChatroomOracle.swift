@@ -43,27 +43,19 @@ final class ChatroomOracle: Oracle {
     /// Devices whose last join on their current connection was a `joinChrmR`.
     private var lastJoinWasRejoin: Set<Int> = []
 
-    // The drop policy (B13).
-    private struct QuotaWindow {
-        var window: Int64
-        var lowAdmitted = 0
-        var reservedUsed = 0
-        var sharedUsed = 0
-    }
-    private var quotaWindow: [String: QuotaWindow] = [:]
-    /// A client wrote a chatroom STATUS message (`chatMsgS`): it takes a quota slot the server
-    /// reports no `messageAccepted` for, so free slots can no longer be counted exactly.
-    private var chatroomStatusSeen = false
+    /// The drop policy (B13): the window model shared with the quota oracle.
+    private var quotaModel: QuotaWindowModel?
     private var chatroomConfig: ChatroomConfig?
     /// The offline-kick rule and the KV limits/ownership, re-derived from server events.
     private var rules = ChatroomRuleModel()
 
     init(suite: OracleSuite) { self.suite = suite }
 
-    /// The server's chatroom knobs (the scenario's), read once.
+    /// The chatroom knobs as the scenario sets them (derived from the scenario the way the world
+    /// configures its server — never read from the server core it judges), once.
     private func knobs(_ world: World) -> ChatroomConfig {
         if let c = chatroomConfig { return c }
-        let c = world.serverCore.config.chatroom
+        let c = World.serverConfig(world.scenario).chatroom
         chatroomConfig = c
         rules.maxKeys = c.kvMaxKeys
         rules.maxKeyLength = c.kvMaxKeyLength
@@ -140,14 +132,20 @@ final class ChatroomOracle: Oracle {
         return found
     }
 
-    func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
-        kv(world, d) { $0.effects(effects.effects, at: world.now.nanoseconds) }
-        rejoin(world, d) { $0.effects(effects.effects, at: world.now.nanoseconds) }
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        let effects = applied.effects
+        if quotaModel == nil { quotaModel = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario)) }
+        quotaModel!.clientSent(effects)
+        kv(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
+        rejoin(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
+        // Local messages are deleted on quit: the device-local rule shared with `imsim replay`.
+        for f in QuitRule.effects(effects, store: world.store(ofDevice: d)) {
+            suite.report(name, device: d, conversation: f.conversation, messageUId: f.messageUId, f.detail)
+        }
         let joined = effects.contains { if case .callback(.chatroomJoined) = $0 { true } else { false } }
         for e in effects {
             switch e {
             case .send(let bytes, let frames):
-                if !chatroomStatusSeen, frames.contains(where: { $0.topic == Topic.chatMsgS.rawValue }) { chatroomStatusSeen = true }
                 let joinPull = joined ? Self.joinPullIndex(bytes, obfuscated: world.clientConfig.obfuscatedStream) : nil
                 for (i, f) in frames.lazy.filter({ $0.topic == Topic.chrmPull.rawValue }).enumerated() {
                     _ = f
@@ -167,11 +165,6 @@ final class ChatroomOracle: Oracle {
                 // are not answered (the rejoin rule judges the session itself).
                 chrmPullsInFlight[world.deviceId(d)] = nil
             case .callback(.chatroomQuit(let room)):
-                let count = (try? world.store(ofDevice: d).messageCount(in: ConversationKey(.chatroom, room))) ?? 0
-                if count > 0 {
-                    suite.report(name, device: d, conversation: ConversationKey(.chatroom, room),
-                                 "quit chatroom \(room) but \(count) of its messages are still in the store")
-                }
                 if inRoom[d] == room { inRoom[d] = nil }
             case .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)),
                  .callback(.chatroomJoinFailed(let room, _)):
@@ -211,51 +204,30 @@ final class ChatroomOracle: Oracle {
 
     // MARK: The drop policy (B13)
 
-    /// Recomputes the im-semantics §6 quota from server facts. Per room and 200 ms window,
-    /// every message the server let in takes the slot the policy gives it (low: shared; high:
-    /// reserved, then shared; whitelisted — type or sender — shared, then reserved). Two checks:
-    /// a high-priority drop in a window where more low-priority messages got in than there are
-    /// shared slots means low took reserved high slots (B13); and a quota drop while the window
-    /// still had a slot for the message's priority is a drop the quota does not explain (the
-    /// latter is judged only while no client has sent a chatroom STATUS message, which takes a
-    /// slot without a `messageAccepted`).
-    private func quota(_ world: World, accepted m: AcceptedMessage, dropped: Bool) {
-        let config = knobs(world)
-        let room = m.conversation.targetId
-        // Both whitelists as they are now: the server API may change them at run time (the type
-        // whitelist from the API calls the suite saw; the room's user whitelist from the directory).
-        let roomWhitelist = world.serverCore.directory.chatroomWhitelists[room] ?? []
-        let whitelisted = suite.chatroomWhitelistTypes(world).contains(m.objectName) || roomWhitelist.contains(m.senderUserId)
-        let low = !whitelisted && (m.flags.chatroomPriority == .low || config.lowPriorityTypes.contains(m.objectName))
-        let ms = world.serverMs
-        let window = config.quotaWindowMs > 0 ? (ms >= 0 ? ms / config.quotaWindowMs : (ms + 1) / config.quotaWindowMs - 1) : ms
-        var w = quotaWindow[room] ?? QuotaWindow(window: window)
-        if w.window != window { w = QuotaWindow(window: window) }
-        let reserved = max(0, min(config.quotaReservedHigh, config.quotaCapacity))
-        let shared = max(0, config.quotaCapacity - reserved)
-        let sharedFree = w.sharedUsed < shared, reservedFree = w.reservedUsed < reserved
-        if dropped {
-            let hadRoom = whitelisted || (low ? sharedFree : (reservedFree || sharedFree))
-            if hadRoom && !chatroomStatusSeen {
-                suite.report(name, device: m.senderDeviceId.flatMap { world.deviceIndex($0) }, conversation: m.conversation,
-                             messageUId: m.messageUId, "chatroom \(room): \(whitelisted ? "whitelisted" : low ? "low" : "high")-priority " +
-                             "\(m.objectName) from \(m.senderUserId) dropped by the quota while its \(config.quotaWindowMs) ms window " +
-                             "(window \(window)) had room: \(w.reservedUsed)/\(reserved) reserved and \(w.sharedUsed)/\(shared) shared slots used")
-            } else if !low && !whitelisted && w.lowAdmitted > shared {
-                suite.report(name, device: m.senderDeviceId.flatMap { world.deviceIndex($0) }, conversation: m.conversation,
-                             messageUId: m.messageUId, "chatroom \(room): high-priority \(m.objectName) from \(m.senderUserId) dropped by the quota while " +
-                             "\(w.lowAdmitted) low-priority messages got into the same \(config.quotaWindowMs) ms window " +
-                             "(window \(window); only \(shared) shared slots): low took reserved high slots")
+    /// Judges the quota drops of one server effect list by the shared window model: a quota drop
+    /// while the window still had a slot for the message's priority is a drop the quota does not
+    /// explain (judged only while no client has sent a chatroom STATUS message, which takes a slot
+    /// without a `messageAccepted`); a high-priority drop in a window where more low-priority
+    /// messages got in than there are shared slots means low took reserved high slots (B13).
+    private func quota(_ world: World, _ serverEffects: [ServerEffect]) {
+        if quotaModel == nil { quotaModel = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario)) }
+        let judgements = quotaModel!.serverEffects(serverEffects, serverMs: world.serverMs) { suite.chatroomWhitelisted(world, $0) }
+        let k = quotaModel!.knobs
+        for j in judgements where j.dropped {
+            let m = j.message, w = j.window
+            let device = m.senderDeviceId.flatMap { world.deviceIndex($0) }
+            if j.hadSlot && !quotaModel!.uncountedSlots {
+                suite.report(name, device: device, conversation: m.conversation,
+                             messageUId: m.messageUId, "chatroom \(m.conversation.targetId): \(j.priority.rawValue)-priority " +
+                             "\(m.objectName) from \(m.senderUserId) dropped by the quota while its \(k.windowMs) ms window " +
+                             "(window \(w.index)) had room: \(w.reservedUsed)/\(k.reserved) reserved and \(w.sharedUsed)/\(k.shared) shared slots used")
+            } else if j.priority == .high && w.lowAdmitted > k.shared {
+                suite.report(name, device: device, conversation: m.conversation,
+                             messageUId: m.messageUId, "chatroom \(m.conversation.targetId): high-priority \(m.objectName) from \(m.senderUserId) dropped by the quota while " +
+                             "\(w.lowAdmitted) low-priority messages got into the same \(k.windowMs) ms window " +
+                             "(window \(w.index); only \(k.shared) shared slots): low took reserved high slots")
             }
-        } else if whitelisted {
-            if sharedFree { w.sharedUsed += 1 } else if reservedFree { w.reservedUsed += 1 }
-        } else if low {
-            w.lowAdmitted += 1
-            if sharedFree { w.sharedUsed += 1 } else if reservedFree { w.reservedUsed += 1 }
-        } else {
-            if reservedFree { w.reservedUsed += 1 } else if sharedFree { w.sharedUsed += 1 }
         }
-        quotaWindow[room] = w
     }
 
     // MARK: The offline-kick rule and the attribute rules
@@ -273,7 +245,7 @@ final class ChatroomOracle: Oracle {
             // server evaluates no kick for it.
             guard m.droppedForEveryone == nil else { return }
             let room = m.conversation.targetId
-            let whitelist = Set(world.serverCore.directory.chatroomWhitelists[room] ?? [])
+            let whitelist = suite.chatroomUserWhitelist(world, room: room)
             for p in rules.messageProduced(room: room, now: world.serverMs, config: knobs(world), whitelist: whitelist) {
                 suite.report(name, device: m.senderDeviceId.flatMap { world.deviceIndex($0) }, conversation: m.conversation,
                              messageUId: m.messageUId, "offline-kick rule: \(p)")
@@ -301,18 +273,15 @@ final class ChatroomOracle: Oracle {
                      "left out \(stored.count) stored message(s), e.g. \(first)")
     }
 
-    func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
+    func world(_ world: World, serverApplied: AppliedServerEffects) {
+        let serverEffects = serverApplied.effects
+        quota(world, serverEffects)
         var overflow: [(user: String, room: String, uid: String)] = []
         for effect in serverEffects {
             guard case .event(let e) = effect else { continue }
             checkRules(world, e)
             switch e {
             case .messageAccepted(let m) where m.conversation.type == .chatroom:
-                let dropReason = m.droppedForEveryone
-                // A sensitive word is filtered before the quota (it takes no slot).
-                if m.senderDeviceId != nil, dropReason != .sensitiveWord {
-                    quota(world, accepted: m, dropped: dropReason == .chatroomQuota)
-                }
                 guard !m.flags.isStatus else { continue }
                 var h = history[m.conversation.targetId, default: []]
                 h.append((m.messageUId, m.senderDeviceId))

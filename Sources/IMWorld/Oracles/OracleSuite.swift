@@ -120,8 +120,28 @@ public final class OracleSuite: WorldObserver {
         for o in oracles { o.world(world, dispatching: event) }
     }
 
+    /// The rooms' user whitelists the server API set (replacing the scenario's).
+    private var roomUserWhitelists: [String: Set<String>] = [:]
+
+    /// A room's user whitelist in force, from the scenario's `chatrooms[].whitelist` and the
+    /// `setChatroomWhitelist` calls the world made — never read from the server's directory.
+    func chatroomUserWhitelist(_ world: World, room: String) -> Set<String> {
+        if let set = roomUserWhitelists[room] { return set }
+        return Set(world.scenario.chatrooms.first { $0.id == room }?.whitelist ?? [])
+    }
+
+    /// A chatroom message's type or sender is on a whitelist in force (§6: never dropped by the quota).
+    func chatroomWhitelisted(_ world: World, _ m: AcceptedMessage) -> Bool {
+        chatroomWhitelistTypes(world).contains(m.objectName)
+            || chatroomUserWhitelist(world, room: m.conversation.targetId).contains(m.senderUserId)
+    }
+
     public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
-        if case .api(.setChatroomMessageWhitelist(let names)) = serverInput { whitelistTypesSet = Set(names) }
+        switch serverInput {
+        case .api(.setChatroomMessageWhitelist(let names)): whitelistTypesSet = Set(names)
+        case .api(.setChatroomUserWhitelist(let room, let users)): roomUserWhitelists[room] = Set(users)
+        default: break
+        }
         for o in oracles { o.world(world, serverInput: serverInput, serverMs: serverMs) }
     }
 

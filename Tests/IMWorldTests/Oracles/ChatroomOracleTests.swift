@@ -205,15 +205,19 @@ import Testing
         expectClean(run)
     }
 
-    /// A regular chrmPull (for bob's 4th message) is still unanswered when alice's app joins the
-    /// room again: its answer (1 message) arrives after the joinChrm went out and is not the join
-    /// pull's (all 4). Regression: the oracle took the first chrmPull answer after a joinChrm for
-    /// the join pull and reported "returned 1 message(s); the newest 4 were expected".
+    /// A regular chrmPull (for bob's 4th message) is still unanswered when alice's app joins
+    /// another room, lounge (carol's, so it is not empty): the hall pull's answer (1 message)
+    /// arrives after the joinChrm went out and is not the join pull's (lounge's newest 2).
+    /// Regression: the oracle took the first chrmPull answer after a joinChrm for the join pull.
+    /// (A join of the room one is already in no longer sends a join pull: it pulls from the cursor.)
     @Test func anEarlierPullAnsweredAfterTheJoinIsNotTheJoinPull() throws {
-        let s = try duo("room-pull-race", extra: Self.room, script: """
-            {"at": "1s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "m", "count": 3, "interval": "1s"},
+        let s = try duo("room-pull-race", extraUsers: #", {"id": "carol", "devices": [{"id": "carol-phone", "startAt": "0s"}]}"#,
+                        extra: Self.room, script: """
+            {"at": "0.5s", "device": "carol-phone", "action": "join", "room": "lounge", "count": 10},
+            {"at": "1s", "device": "carol-phone", "action": "send", "to": "chatroom:lounge", "text": "l", "count": 2, "interval": "100ms"},
+            {"at": "2s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "m", "count": 3, "interval": "1s"},
             {"at": "5s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "fourth"},
-            {"at": "5.12s", "device": "alice-phone", "action": "join", "room": "hall", "count": 10}
+            {"at": "5.12s", "device": "alice-phone", "action": "join", "room": "lounge", "count": 10}
             """)
         let (run, tap) = try runOracles(s)
         expectClean(run)
@@ -223,9 +227,9 @@ import Testing
         let answers = tap.serverEvents { if case .pulled(_, _, "alice-phone", Topic.chrmPull.rawValue, _, _, _) = $0 { true } else { false } }
             .filter { $0.time > join.time }
             .compactMap { (o: IndexedTap.ServerOut) -> [String]? in if case .event(.pulled(_, _, _, _, let u, _, _)) = o.effect { u } else { nil } }
-        #expect(tap.accepted.count == 4)
-        // The race happened: first the old pull's answer (the 4th message), then the join pull's (all 4).
-        #expect(answers == [[tap.accepted[3].messageUId], tap.accepted.map(\.messageUId)])
+        #expect(tap.accepted.count == 6)
+        // The race happened: first the old pull's answer (hall's 4th message), then the join pull's (lounge's 2).
+        #expect(answers == [[tap.accepted[5].messageUId], tap.accepted.prefix(2).map(\.messageUId)])
     }
 
     /// alice is banned (1 s) while her pull for bob's message is on its way: the server refuses

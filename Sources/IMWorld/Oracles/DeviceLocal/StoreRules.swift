@@ -1,0 +1,273 @@
+import IMClient
+import IMStore
+import IMWire
+
+/// One finding of a device-local rule that reads the device's store.
+public struct DeviceFinding: Sendable, Equatable {
+    public var conversation: ConversationKey?
+    public var messageUId: String?
+    public var detail: String
+}
+
+// The device-local checks that judge what a device's store and app hold — `no-duplicate`,
+// `order`, `unread` and the chatroom quit — as value types over one device's effects and its
+// store (read only), shared by the world's oracles and `imsim replay` (ReplayChecks). The server's
+// time of a message comes from the caller: the world's accepted messages, or the frames of a
+// capture.
+
+/// no-duplicate, the device's part: no messageUId in two rows of the store (the store is the
+/// judge: an earlier row may have been deleted since — chatroom quit, a restart clearing a stale
+/// room, clear history); an own message completed on the row that sent it; one `onReceived` per
+/// messageUId per app run; one conversation per (type, trimmed targetId). Leaving a chatroom
+/// (quit, kick, destroy, a failed join) forgets its messages: a later re-delivery is not a
+/// duplicate.
+public struct NoDuplicateRule: Sendable {
+    /// Names the device in the texts.
+    let device: String
+    private var rows: [String: (conversation: ConversationKey, messageId: Int64)] = [:]
+    private var notified: [String: ConversationKey] = [:]
+    /// Conversations seen under a key that is not trimmed, by their trimmed key.
+    private var untrimmed: [ConversationKey: ConversationKey] = [:]
+    private var conversationReported = false
+
+    public init(device: String) { self.device = device }
+
+    /// A new app process shows its messages afresh.
+    public mutating func appStarted() { notified = [:] }
+
+    /// Trimmed of whitespace at both ends (the SDK's normalisation of a target id); nil when it is.
+    public static func trimmed(_ key: ConversationKey) -> ConversationKey? {
+        let t = key.targetId
+        // Fast path (almost every id): both ends ASCII and not whitespace.
+        if let f = t.utf8.first, let l = t.utf8.last, f < 0x80, l < 0x80, !asciiSpace(f), !asciiSpace(l) { return nil }
+        guard let f = t.first, let l = t.last, f.isWhitespace || l.isWhitespace else { return nil }
+        return ConversationKey(key.type, String(t.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()))
+    }
+
+    private static func asciiSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
+
+    public mutating func effects(_ effects: [ClientEffect], store: IMStore) -> [DeviceFinding] {
+        var out: [DeviceFinding] = []
+        for e in effects {
+            switch e {
+            case .callback(.messageInserted(let row)):
+                checkConversation(row.conversation, store, &out)
+            case .note(.stored(let id, let uid, let conv, _, _, let isNew)):
+                if conv.type != .chatroom { checkConversation(conv, store, &out) }
+                if isNew, let uid { storedNew(id, uid, conv, store, &out) }
+            case .callback(.sendResult(let id, let uid?, _, nil)):
+                if let first = rows[uid], first.messageId != id {
+                    out.append(DeviceFinding(conversation: first.conversation, messageUId: uid, detail:
+                        "duplicate: own message \(uid) completed on messageId \(id) but already stored as messageId \(first.messageId)"))
+                }
+                if let conv = (try? store.message(id: id))??.conversation { rows[uid] = (conv, id) }
+            case .callback(.received(let m, _, _, _)):
+                guard let uid = m.messageUId else { continue }
+                if notified.updateValue(m.conversation, forKey: uid) != nil {
+                    out.append(DeviceFinding(conversation: m.conversation, messageUId: uid,
+                                             detail: "duplicate: messageUId \(uid) notified to the app twice on \(device)"))
+                }
+            case .callback(.chatroomQuit(let room)), .callback(.chatroomKicked(let room)), .callback(.chatroomDestroyed(let room)),
+                 .callback(.chatroomJoinFailed(let room, _)):
+                // (A failed join forgets the room and deletes its local messages, as a quit does.)
+                let key = ConversationKey(.chatroom, room)
+                // (Filtering keeps the same entries whatever the dictionaries' order.)
+                rows = rows.filter { $0.value.conversation != key }
+                notified = notified.filter { $0.value != key }
+            default:
+                break
+            }
+        }
+        return out
+    }
+
+    private mutating func storedNew(_ id: Int64, _ uid: String, _ conv: ConversationKey, _ store: IMStore, _ out: inout [DeviceFinding]) {
+        if let first = rows[uid], ((try? store.countRows(withUId: uid)) ?? 2) > 1 {
+            out.append(DeviceFinding(conversation: conv, messageUId: uid,
+                                     detail: "duplicate: messageUId \(uid) stored twice on \(device) (messageId \(first.messageId) and \(id))"))
+        }
+        rows[uid] = (conv, id)
+    }
+
+    /// A message landed in `conv`: is the same peer now listed twice?
+    private mutating func checkConversation(_ conv: ConversationKey, _ store: IMStore, _ out: inout [DeviceFinding]) {
+        var pair: (ConversationKey, ConversationKey)?
+        if let normal = Self.trimmed(conv) {
+            untrimmed[normal] = conv
+            pair = (normal, conv)
+        } else if !untrimmed.isEmpty, let other = untrimmed[conv] {
+            pair = (conv, other)
+        }
+        guard let (a, b) = pair, !conversationReported else { return }
+        guard ((try? store.conversation(a)) ?? nil) != nil, ((try? store.conversation(b)) ?? nil) != nil else { return }
+        conversationReported = true
+        out.append(DeviceFinding(conversation: b, messageUId: nil,
+                                 detail: "duplicate conversation: \(device) lists \"\(a)\" and \"\(b)\", the same \(a.type) peer twice"))
+    }
+
+    /// The end of the run or capture: the conversation list holds one row per (type, trimmed
+    /// targetId); the store's own view — any messageUId in two rows — when nothing was reported
+    /// for the device yet (`reportedBefore`).
+    public mutating func finish(store: IMStore, reportedBefore: Bool) -> [DeviceFinding] {
+        var out: [DeviceFinding] = []
+        if !conversationReported, let convs = try? store.conversationList() {
+            var seen: [ConversationKey: ConversationKey] = [:]
+            for c in convs {
+                let normal = Self.trimmed(c.key) ?? c.key
+                if let other = seen[normal] {
+                    conversationReported = true
+                    out.append(DeviceFinding(conversation: c.key, messageUId: nil, detail:
+                        "duplicate conversation: \(device) lists \"\(other)\" and \"\(c.key)\", the same \(normal.type) peer twice"))
+                    break
+                }
+                seen[normal] = c.key
+            }
+        }
+        if !reportedBefore, let dups = try? store.duplicateMessageUIds(), let first = dups.first {
+            out.append(DeviceFinding(conversation: nil, messageUId: first.messageUId, detail:
+                "duplicate: the store of \(device) holds \(dups.count) messageUId(s) in several rows, e.g. \(first.messageUId)"))
+        }
+        return out
+    }
+}
+
+/// order, the device's part: a stored message's sentTime is the server's time for it, and so is
+/// an own sent message's row; every local history page the app gets is the store's page for the
+/// same cursor (a row missing is a gap — B5); at the end, each conversation paged newest first,
+/// 20 per call, as an app does, is in descending (server time, messageUId) order.
+public struct OrderRule: Sendable {
+    /// History requests not answered yet: (conversation, before, count), oldest first.
+    private var historyRequests: [(ConversationKey, Int64, Int32)] = []
+
+    public init() {}
+
+    public mutating func input(_ input: ClientInput) {
+        if case .api(.getHistory(let conv, let before, let count)) = input { historyRequests.append((conv, before, count)) }
+    }
+
+    /// `serverTime(uid)`: the server's dataTime of a message it accepted (nil: not known).
+    public mutating func effects(_ effects: [ClientEffect], store: IMStore, serverTime: (String) -> Int64?) -> [DeviceFinding] {
+        var out: [DeviceFinding] = []
+        for e in effects {
+            switch e {
+            case .callback(.history(let conv, let page)):
+                guard let i = historyRequests.firstIndex(where: { $0.0 == conv }) else { continue }
+                let (_, before, count) = historyRequests.remove(at: i)
+                if let f = Self.historyPage(store, conv, before: before, count: count, got: page) { out.append(f) }
+            case .note(.stored(_, let uid?, let conv, let sentTime, _, _)):
+                if let f = Self.time(uid, sentTime, conv, "stored", serverTime) { out.append(f) }
+            case .callback(.sendResult(let id, let uid?, _, nil)):
+                // What the store keeps is what the conversation is ordered by.
+                if let row = (try? store.message(id: id)) ?? nil,
+                   let f = Self.time(uid, row.sentTime, row.conversation, "own sent message", serverTime) {
+                    out.append(f)
+                }
+            default:
+                break
+            }
+        }
+        return out
+    }
+
+    static func time(_ uid: String, _ sentTime: Int64, _ conv: ConversationKey, _ what: String,
+                     _ serverTime: (String) -> Int64?) -> DeviceFinding? {
+        guard let server = serverTime(uid), server != sentTime else { return nil }
+        return DeviceFinding(conversation: conv, messageUId: uid,
+                             detail: "\(what) has sentTime \(sentTime) but the server's dataTime is \(server) (\(sentTime - server) ms off)")
+    }
+
+    static func historyPage(_ store: IMStore, _ conv: ConversationKey, before: Int64, count: Int32, got: [StoredMessage]) -> DeviceFinding? {
+        guard let want = try? store.history(in: conv, before: before, count: Int(max(0, count))) else { return nil }
+        let gotIds = got.map(\.messageId)
+        let wantIds = want.map(\.messageId)
+        guard gotIds != wantIds else { return nil }
+        let from = before == -1 ? "the newest" : "before messageId \(before)"
+        if let missing = want.first(where: { !gotIds.contains($0.messageId) }) {
+            return DeviceFinding(conversation: conv, messageUId: missing.messageUId, detail:
+                "history page (\(from), \(count)) skips messageId \(missing.messageId)" +
+                (missing.messageUId.map { " (\($0))" } ?? "") + ": a gap; the app got \(gotIds), the store's page is \(wantIds)")
+        }
+        let extra = got.first { !wantIds.contains($0.messageId) } ?? got[0]
+        return DeviceFinding(conversation: conv, messageUId: extra.messageUId, detail:
+            "history page (\(from), \(count)) shows messageId \(extra.messageId), which is not on the store's page " +
+            "(already shown, or out of order); the app got \(gotIds), the store's page is \(wantIds)")
+    }
+
+    /// The end: the first conversation whose pages break server order (one finding at most).
+    public func finish(store: IMStore, device: String, serverTime: (String) -> Int64?) -> [DeviceFinding] {
+        guard let convs = try? store.conversationList() else { return [] }
+        for conv in convs {
+            var seen: [StoredMessage] = []
+            var before: Int64 = -1
+            while true {
+                let page = (try? store.history(in: conv.key, before: before, count: 20)) ?? []
+                seen += page
+                guard page.count == 20, let last = page.last, seen.count < 100_000 else { break }
+                before = last.messageId
+            }
+            // seen is newest first; server order is (dataTime, messageUId).
+            for (newer, older) in zip(seen, seen.dropFirst()) {
+                guard let nu = newer.messageUId, let ou = older.messageUId,
+                      let ns = serverTime(nu), let os = serverTime(ou), (ns, nu) < (os, ou) else { continue }
+                return [DeviceFinding(conversation: conv.key, messageUId: nu, detail:
+                    "history shows \(nu) (dataTime \(ns)) before \(ou) (dataTime \(os)) on \(device), against server order")]
+            }
+        }
+        return []
+    }
+}
+
+/// unread: a conversation's unread count equals the store's recount of its received, counted,
+/// unread, not-recalled messages — for every conversation an input touched (a received message,
+/// a recall, a read sync), after the core finished with it, and for every conversation at the
+/// end. One finding per device.
+public struct UnreadRule: Sendable {
+    private var reported = false
+
+    public init() {}
+
+    public mutating func effects(_ effects: [ClientEffect], store: IMStore) -> [DeviceFinding] {
+        var touched: [ConversationKey] = []
+        for e in effects {
+            switch e {
+            case .callback(.received(let m, _, _, _)) where m.conversation.type != .chatroom:
+                if !touched.contains(m.conversation) { touched.append(m.conversation) }
+            case .callback(.recalled(_, let conv)), .callback(.syncReadStatus(let conv, _)):
+                if !touched.contains(conv) { touched.append(conv) }
+            default:
+                break
+            }
+        }
+        return touched.compactMap { check(store, $0) }
+    }
+
+    private mutating func check(_ store: IMStore, _ conv: ConversationKey) -> DeviceFinding? {
+        guard !reported, let stored = (try? store.conversation(conv)) ?? nil,
+              let expected = try? store.countUnreadCandidates(in: conv), stored.unreadCount != expected else { return nil }
+        reported = true
+        return DeviceFinding(conversation: conv, messageUId: nil,
+                             detail: "unread count is \(stored.unreadCount) but \(expected) received counted messages are unread and not recalled")
+    }
+
+    public mutating func finish(store: IMStore) -> [DeviceFinding] {
+        guard let convs = try? store.conversationList() else { return [] }
+        return convs.compactMap { check(store, $0.key) }
+    }
+}
+
+/// The chatroom quit rule: local chatroom messages are deleted on quit (im-semantics §6) — when
+/// the app is told `chatroomQuit`, the room has no message left in the store.
+public enum QuitRule {
+    public static func effects(_ effects: [ClientEffect], store: IMStore) -> [DeviceFinding] {
+        var out: [DeviceFinding] = []
+        for case .callback(.chatroomQuit(let room)) in effects {
+            let key = ConversationKey(.chatroom, room)
+            let count = (try? store.messageCount(in: key)) ?? 0
+            if count > 0 {
+                out.append(DeviceFinding(conversation: key, messageUId: nil,
+                                         detail: "quit chatroom \(room) but \(count) of its messages are still in the store"))
+            }
+        }
+        return out
+    }
+}
