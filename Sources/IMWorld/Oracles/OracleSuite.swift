@@ -26,6 +26,7 @@ public struct OracleOptions: Sendable {
            ResendIdentityOracle.oracleName]
         + [StorageOracle.oracleName]
         + [HeartbeatOracle.oracleName, ChatroomQuotaOracle.oracleName, ContentOracle.oracleName]
+        + MutationOracles.names
 
     public init(enabled: Set<String> = Set(OracleOptions.allNames), stopAtFirstViolation: Bool = true,
                 scenarioArgument: String) {
@@ -71,6 +72,7 @@ public final class OracleSuite: WorldObserver {
                ResendIdentityOracle(suite: self)]
             + [StorageOracle(suite: self)]
             + [HeartbeatOracle(suite: self), ChatroomQuotaOracle(suite: self), ContentOracle(suite: self)]
+            + MutationOracles.make(suite: self)
         oracles = all.filter { options.enabled.contains($0.name) }
         world.addObserver(self)
         if let noLoss = oracles.first(where: { $0 is NoLossOracle }) as? NoLossOracle {
