@@ -84,4 +84,55 @@ import Testing
         }
         #expect(try digest(expanded) == digest(v))
     }
+
+    /// A crowd of 60 generated users around B3 (a no-loss verdict given at the end of the
+    /// liveness phase): the users that did nothing near the failure go in one candidate run,
+    /// and the heal moves from 30 s to just after the cursor jump (the verdict comes at the end,
+    /// so cutting the duration "just past the violation" cannot help).
+    @Test func aCrowdGoesInOneRunAndAFinalVerdictHealsEarlier() throws {
+        var v = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: tracePath("Traces/bugs/B3.json")))))
+        v = v.setting("duration", .string("30s"))
+        v = v.setting("population", try JSONValue.parse(#"{"users": 60, "idPrefix": "p"}"#))
+        v = v.setting("workload", try JSONValue.parse(#"{"privateRate": "1/min"}"#))
+        let shrinker = try Shrinker(scenario: v, seed: 1, maxRuns: 60)
+        var sizes: [Int] = []
+        let r = shrinker.run { sizes.append($0.size.users) }
+        #expect(r.oracle == "no-loss")
+        #expect(r.before.users == 62)
+        // The first candidate run already kept only the actors near the failure.
+        #expect((sizes.first ?? 99) <= 12, "\(sizes.prefix(3))")
+        #expect(r.removed.contains { $0.hasPrefix("users (focused)") })
+        #expect(r.after.users == 2)
+        // The heal at 11 s: alice connects at 10 s and the NEW message that moves her cursor comes at 10.15 s.
+        #expect(r.removed.contains { $0.contains("heal at") })
+        let duration = try SimDuration(parsing: try #require(r.json["duration"]?.stringValue))
+        #expect(duration <= .seconds(12) && duration > .seconds(10))
+        #expect(r.after.eventsUntilFailure * 10 <= r.before.eventsUntilFailure, "\(r.after.eventsUntilFailure) of \(r.before.eventsUntilFailure)")
+        #expect(try Self.refails(r)?.oracle == "no-loss")
+    }
+
+    /// B13 needs more likes in one 200 ms window than the quota's shared slots: with the spec's
+    /// 40/20 quota, five users send 25 likes. Halving the quota (a smaller constant, the same
+    /// rule) lets a few likes of one user show the same violation, so the other likers go.
+    @Test func aSmallerQuotaNeedsFewerLikers() throws {
+        let likers = ["u1", "u2", "u3", "u4", "u5"]
+        let users = (likers + ["watcher"]).map { #"{"id": "\#($0)", "devices": [{"id": "\#($0)-phone", "startAt": "0s"}]}"# }
+        let steps = likers.map {
+            #"{"at": "5s", "device": "\#($0)-phone", "action": "send", "to": "chatroom:hall", "type": "App:Like", "content": "{\"like\":1}", "count": 5, "interval": "8ms"}"#
+        }
+        let v = try JSONValue.parse("""
+        {"name": "likers", "duration": "20s", "users": [\(users.joined(separator: ", "))],
+         "chatrooms": [{"id": "hall", "members": [\((likers + ["watcher"]).map { "\"\($0)\"" }.joined(separator: ", "))], "joinCount": 10}],
+         "network": {"latency": {"fixed": "50ms"}, "connectSetup": {"fixed": "10ms"}, "splitProbability": 0},
+         "server": {"chatroom": {"lowPriorityTypes": ["App:Like"]}, "bugs": ["B13"]},
+         "script": [\(steps.joined(separator: ", "))],
+         "liveness": {"deadline": "30s"}}
+        """)
+        let r = try Shrinker(scenario: v, seed: 1, maxRuns: 120).run()
+        #expect(r.oracle == "quota")
+        #expect(r.removed.contains { $0.contains("chatroom quota") })
+        #expect(r.after.users <= 2 && r.before.users == 6)
+        #expect(r.after.eventsUntilFailure < r.before.eventsUntilFailure)
+        #expect(try Self.refails(r)?.oracle == "quota")
+    }
 }

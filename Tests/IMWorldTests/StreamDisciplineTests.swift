@@ -237,4 +237,40 @@ import Testing
         #expect(with == without)
         #expect(with.count >= 3)
     }
+
+    /// A link's draws do not depend on the traffic it carried before: bob receives alice's
+    /// messages at the same moments (same downlink latency, same segmentation) whether or not
+    /// carol also wrote to him. With one sequential stream per link, every message of carol's
+    /// consumed bob's draws and moved the arrival of each later message of alice's.
+    @Test func aLinksDrawsDoNotDependOnItsEarlierTraffic() throws {
+        final class Arrivals: WorldObserver {
+            var times: [String: [SimTime]] = [:]
+            func world(_ world: World, device: Int, effects: [ClientEffect]) {
+                guard world.deviceId(device) == "bob-phone" else { return }
+                for case .callback(.received(let m, _, _, _)) in effects { times[m.senderUserId, default: []].append(world.now) }
+            }
+        }
+        func run(withCarol: Bool) throws -> Arrivals {
+            let carol = withCarol ? #", {"id": "carol"}"# : ""
+            let carolSends = withCarol
+                ? #", {"at": "10s", "device": "carol-phone", "action": "send", "to": "private:bob", "text": "from carol", "count": 30, "interval": "3s"}"#
+                : ""
+            let s = try scenario("""
+            {"name": "link-traffic", "duration": "2m",
+             "users": [{"id": "alice"}, {"id": "bob"}\(carol)],
+             "network": {"latency": {"logNormal": {"median": "40ms", "sigma": 0.5, "max": "3s"}}, "splitProbability": 0.5},
+             "script": [{"at": "11500ms", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "from alice",
+                         "count": 12, "interval": "7s"}\(carolSends)]}
+            """)
+            let a = Arrivals()
+            let world = try World(scenario: s, seed: 21)
+            world.addObserver(a)
+            world.run()
+            return a
+        }
+        let with = try run(withCarol: true), without = try run(withCarol: false)
+        #expect((with.times["carol"] ?? []).count >= 25)
+        #expect((with.times["alice"] ?? []).count == 12)
+        #expect(with.times["alice"] == without.times["alice"])
+    }
 }

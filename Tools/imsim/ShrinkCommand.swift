@@ -7,10 +7,14 @@ struct ShrinkCommand: ParsableCommand {
         commandName: "shrink",
         abstract: "Delta-debug a failing scenario to a minimal one that fails the same oracle with the same seed.",
         discussion: """
-            Writes a generated population out as explicit users, groups and rooms, then shrinks to a fixpoint: the \
-            random faults (kinds off, each kind on each device, rates halved, swarm off), the workload (kinds off, rates \
+            Writes a generated population out as explicit users, groups and rooms (in a world of 50 users or more, \
+            the users that did nothing in the seconds before the failure then go in one run), then shrinks to a \
+            fixpoint: the duration (just past the violation; for a verdict given at the end, the heal bisected down \
+            to just after the cause), the random prefix, the users that did nothing near the failure, the random \
+            faults (kinds off, each kind on each device, rates halved, swarm off), the workload (kinds off, rates \
             halved), users (ddmin over the list) and devices (with every step and membership that names them), groups, \
-            chatrooms and their members, the script (ddmin), step repeats and the duration (just past the violation); \
+            chatrooms and their members, smaller constants (liveness deadline, room history ring, 200 ms quota, \
+            offline-kick count), the script (ddmin) and step repeats; \
             a final pass tries each remaining element once more and says why it is needed. The result fails the same \
             oracle on the same kind of event (conversation type). Every candidate is a normal run with the oracle on, \
             stopped at its first violation, and a pure function of (scenario, seed): --jobs N runs N candidates at once \

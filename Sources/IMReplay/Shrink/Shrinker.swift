@@ -57,8 +57,9 @@ public struct ShrinkProgress: Sendable {
 
 /// What one candidate run did. Codable so a candidate can run in another process (`--jobs`).
 public enum ShrinkVerdict: Sendable, Codable, Equatable {
-    /// Fails the oracle on the same kind of event, after `events` kernel events.
-    case fails(Violation, events: UInt64)
+    /// Fails the oracle on the same kind of event, after `events` kernel events; `involvement`
+    /// says who acted when (for the focused user cut).
+    case fails(Violation, events: UInt64, involvement: Involvement?)
     case passes
     case failsOtherwise(String)
     case doesNotLoad(String)
@@ -75,10 +76,14 @@ public enum ShrinkVerdict: Sendable, Codable, Equatable {
 
 /// Delta-debugs a failing scenario to a minimal one that still fails the same oracle on the same
 /// kind of event with the same seed. A generated population is first written out as explicit
-/// users, groups and rooms (it runs identically), so users can go one by one. Greedy passes to a
-/// fixpoint: faults (kinds, then each kind on each device, rates halved, swarm off), workload
-/// (kinds off, rates halved), users (ddmin over the list), devices, groups, chatrooms and their
-/// members, the script (ddmin), step repeats and the duration (just past the violation); then a
+/// users, groups and rooms (it runs identically, so it is not run again), so users can go one by
+/// one; a large world first keeps only the users that acted near the failure. Greedy passes to a
+/// fixpoint: the duration (just past the violation, or for a verdict given at the end the heal
+/// bisected down to the cause), the random prefix, the users that did nothing near the failure,
+/// faults (kinds, then each kind on each device, rates halved, swarm off), workload (kinds off,
+/// rates halved), users (ddmin over the list), devices, groups, chatrooms and their members,
+/// smaller constants (deadline, history ring, quota, offline kick), the script (ddmin) and step
+/// repeats; then a
 /// final pass tries each remaining element once more and records why it is needed. Every
 /// candidate is a pure function of (scenario, seed): `evaluator` may run a batch in parallel
 /// processes, and the result does not depend on how many (the first candidate in order that
@@ -104,6 +109,7 @@ public final class Shrinker {
     struct Outcome {
         var violation: Violation
         var events: UInt64
+        var involvement: Involvement?
     }
 
     public enum Failure: Error, CustomStringConvertible {
@@ -131,8 +137,8 @@ public final class Shrinker {
         let arg = scenarioArgument
         evaluator = { list in list.map { Shrinker.evaluate($0, seed: seed, oracle: oracle, eventKind: nil, scenarioArgument: arg) } }
         // The first run decides the oracle and the event kind (when not given) and must fail.
-        guard case .fails(let v, let events) = Self.evaluate(json, seed: seed, oracle: oracle, eventKind: nil,
-                                                             scenarioArgument: scenarioArgument) else {
+        guard case .fails(let v, let events, let involvement) = Self.evaluate(json, seed: seed, oracle: oracle, eventKind: nil,
+                                                                              scenarioArgument: scenarioArgument) else {
             throw Failure.doesNotFail(seed: seed, oracle: oracle)
         }
         runs = 1
@@ -140,8 +146,8 @@ public final class Shrinker {
         eventKind = Self.eventKind(v)
         let (o, k) = (self.oracle, eventKind)
         evaluator = { list in list.map { Shrinker.evaluate($0, seed: seed, oracle: o, eventKind: k, scenarioArgument: arg) } }
-        currentResult = Outcome(violation: v, events: events)
-        cache[Self.key(json)] = .fails(v, events: events)
+        currentResult = Outcome(violation: v, events: events, involvement: involvement)
+        cache[Self.key(json)] = .fails(v, events: events, involvement: involvement)
     }
 
     /// The kind of event a violation is about: its conversation type (`private`, `group`,
@@ -158,8 +164,16 @@ public final class Shrinker {
         let before = size(original, currentResult)
         phase = "population"
         if let expanded = Self.expandingPopulation(current, seed: seed) {
+            // The written-out population runs identically (same streams, same digest:
+            // ShrinkerPassesTests.anExpandedPopulationRunsIdentically), so it is not run again —
+            // in a 1,000-user world that run would cost as much as the whole rest.
+            cache[Self.key(expanded)] = .fails(currentResult.violation, events: currentResult.events,
+                                               involvement: currentResult.involvement)
             _ = attempt([expanded], names: ["population written out as explicit users, groups and chatrooms"])
         }
+        // A large world: first keep only the users that acted near the failure, so that every
+        // later candidate is a small run.
+        if ScenarioEdits.users(current).count >= Self.largeWorld { _ = focusUsers() }
         var needed: [String] = []
         var finalRound = 0
         while runs < maxRuns {
@@ -167,14 +181,18 @@ public final class Shrinker {
             while changed && runs < maxRuns {
                 changed = false
                 // Cheap, big cuts first: the duration (every passing candidate runs to the end),
-                // whole fault and workload kinds, users (ddmin), then smaller things.
+                // the users that did nothing near the failure, whole fault and workload kinds,
+                // users (ddmin), then smaller things.
                 changed = pass("duration", durationEdits) || changed
+                changed = earlierHeal() || changed
                 changed = randomPrefix() || changed
+                changed = focusUsers() || changed
                 changed = pass("faults", faultEdits) || changed
                 changed = pass("workload", workloadEdits) || changed
                 changed = ddminUsers() || changed
                 changed = pass("devices", deviceEdits) || changed
                 changed = pass("places", placeEdits) || changed
+                changed = pass("constants", constantEdits) || changed
                 changed = pass("population", populationEdits) || changed
                 changed = ddminScript() || changed
                 changed = pass("step repeats", repeatEdits) || changed
@@ -217,7 +235,8 @@ public final class Shrinker {
         if let oracle { o.enabled = [oracle] }
         o.stopAtFirstViolation = true
         let run: ScenarioRun
-        do { run = try ScenarioRun(scenario: scenario, seed: seed, scenarioArgument: scenarioArgument, oracles: o) } catch {
+        let recorder = InvolvementRecorder()
+        do { run = try ScenarioRun(scenario: scenario, seed: seed, scenarioArgument: scenarioArgument, oracles: o, observers: [recorder]) } catch {
             return .doesNotLoad("\(error)")
         }
         run.run()
@@ -228,7 +247,7 @@ public final class Shrinker {
         if let eventKind, Self.eventKind(v) != eventKind {
             return .failsOtherwise("\(v.oracle) on a \(Self.eventKind(v)) event, not \(eventKind)")
         }
-        return .fails(v, events: run.world.sim.counters.eventsDispatched)
+        return .fails(v, events: run.world.sim.counters.eventsDispatched, involvement: recorder.involvement(run.world, violation: v))
     }
 
     /// Keeps the first of `candidates` (in order) that still fails; returns its index. The
@@ -241,7 +260,7 @@ public final class Shrinker {
             let k = Self.key(candidates[i])
             if k == currentKey { i += 1; continue }
             if let cached = cache[k] {
-                if case .fails(let v, let events) = cached { return accept(i, candidates[i], v, events, names) }
+                if case .fails(let v, let events, let inv) = cached { return accept(i, candidates[i], Outcome(violation: v, events: events, involvement: inv), names) }
                 i += 1
                 continue
             }
@@ -267,8 +286,8 @@ public final class Shrinker {
             // Candidates before the batch's first failure that were cached all passed: loop on
             // from i so a cached earlier failure (if any) still wins in order.
             for x in i..<j {
-                if case .fails(let v, let events)? = cache[Self.key(candidates[x])], Self.key(candidates[x]) != currentKey {
-                    return accept(x, candidates[x], v, events, names)
+                if case .fails(let v, let events, let inv)? = cache[Self.key(candidates[x])], Self.key(candidates[x]) != currentKey {
+                    return accept(x, candidates[x], Outcome(violation: v, events: events, involvement: inv), names)
                 }
             }
             i = j
@@ -277,13 +296,13 @@ public final class Shrinker {
     }
 
     private func outcome(_ v: ShrinkVerdict) -> Outcome? {
-        if case .fails(let violation, let events) = v { return Outcome(violation: violation, events: events) }
+        if case .fails(let violation, let events, let inv) = v { return Outcome(violation: violation, events: events, involvement: inv) }
         return nil
     }
 
-    private func accept(_ i: Int, _ candidate: JSONValue, _ v: Violation, _ events: UInt64, _ names: [String]?) -> Int {
+    private func accept(_ i: Int, _ candidate: JSONValue, _ o: Outcome, _ names: [String]?) -> Int {
         current = candidate
-        currentResult = Outcome(violation: v, events: events)
+        currentResult = o
         if let names, i < names.count { removed.append(names[i]) } else { removed.append(phase) }
         return i
     }
@@ -405,7 +424,7 @@ public final class Shrinker {
             let chunk = (ids.count + n - 1) / n
             let chunks = Swift.stride(from: 0, to: ids.count, by: chunk).map { Array(ids[$0..<min($0 + chunk, ids.count)]) }
             // Remove one chunk (keep the complement), largest removals first.
-            let candidates = chunks.map { c in c.reduce(current) { ScenarioEdits.removingUser($0, $1) } }
+            let candidates = chunks.map { ScenarioEdits.removingUsers(current, Set($0)) }
             let names = chunks.map { c in "users: " + (c.count == 1 ? "user \(c[0])" : "\(c.count) users (\(c.first!)…\(c.last!))") }
             if let i = attempt(candidates, names: names) {
                 let gone = Set(chunks[i])
@@ -489,14 +508,8 @@ public final class Shrinker {
         let failureNs = currentResult.violation.timeNanoseconds
         let seconds = failureNs / 1_000_000_000 + 1
         guard let d = v["duration"]?.stringValue, let dur = try? SimDuration(parsing: d), dur > .seconds(seconds) else { return [] }
-        var out = v.setting("duration", .string(SimDuration.seconds(seconds).description))
-        if let l = v["liveness"], l["healAt"] != nil { out = out.setting("liveness", l.setting("healAt", nil)) }
-        // Script steps after the new end never run; drop them so the file says so.
-        let keep = ScenarioEdits.array(out, "script").filter {
-            guard let at = $0["at"]?.stringValue, let t = try? SimDuration(parsing: at) else { return true }
-            return t <= .seconds(seconds)
-        }
-        return [("duration \(d) → \(SimDuration.seconds(seconds))", out.setting("script", .array(keep)))]
+        // Script steps after the new end never run; `ending` drops them so the file says so.
+        return [("duration \(d) → \(SimDuration.seconds(seconds))", Self.ending(v, atSeconds: seconds))]
     }
 
     /// The random prefix: workload and fault occurrences before `randomFrom` are skipped (their
@@ -523,6 +536,105 @@ public final class Shrinker {
             }
         }
         return any
+    }
+
+    /// Users from which a world counts as large (the focused cut comes first).
+    static let largeWorld = 50
+
+    /// Keeps only the users that acted (an app call, a fault on one of their devices) within a
+    /// short window before the failure, and those the violation names; the smallest window that
+    /// still fails wins. Removed users leave the others' streams as they were (Docs/world.md),
+    /// so a failure that needs few actors keeps failing without the bystanders.
+    private func focusUsers() -> Bool {
+        phase = "users (focused)"
+        guard let inv = currentResult.involvement else { return false }
+        let ids = ScenarioEdits.users(current).map(\.id)
+        guard ids.count >= 2 else { return false }
+        let reference = min(currentResult.violation.timeNanoseconds, inv.healNanoseconds)
+        var candidates: [JSONValue] = []
+        var names: [String] = []
+        var seen: Set<Int> = []
+        for window in [1, 5, 30, 120] as [Int64] {
+            let keep = inv.users(activeSince: reference - window * 1_000_000_000)
+            let drop = ids.filter { !keep.contains($0) }
+            guard !drop.isEmpty, drop.count < ids.count, seen.insert(drop.count).inserted else { continue }
+            candidates.append(ScenarioEdits.removingUsers(current, Set(drop)))
+            names.append("users (focused): \(drop.count) users that did nothing in the \(window) s before the failure")
+        }
+        return attempt(candidates, names: names) != nil
+    }
+
+    /// A verdict given at the end (no-loss, liveness) comes long after its cause: bisects, in
+    /// whole seconds, for the earliest heal (the duration) that still fails. The lower bound is
+    /// the latest time on the violation's message path (the message must have been sent).
+    private func earlierHeal() -> Bool {
+        phase = "duration (earlier heal)"
+        guard let inv = currentResult.involvement, currentResult.violation.timeNanoseconds >= inv.healNanoseconds else { return false }
+        var hi = inv.healNanoseconds / 1_000_000_000
+        let from = current["randomFrom"]?.stringValue.flatMap { try? SimDuration(parsing: $0) } ?? .zero
+        var lo = max(Self.latestPathTime(currentResult.violation) / 1_000_000_000, from.nanoseconds / 1_000_000_000)
+        var any = false
+        while hi - lo > 1 && runs < maxRuns {
+            let mid = lo + (hi - lo) / 2
+            if attempt([Self.ending(current, atSeconds: mid)], names: ["duration: heal at \(SimDuration.seconds(mid)) (the verdict comes at the end)"]) != nil {
+                hi = mid
+                any = true
+            } else {
+                lo = mid
+            }
+        }
+        return any
+    }
+
+    /// The latest `t=…s` on a violation's message path, in nanoseconds (0 without one).
+    static func latestPathTime(_ v: Violation) -> Int64 {
+        var latest: Int64 = 0
+        for line in v.path {
+            let t = line.drop { $0 == " " }
+            guard t.hasPrefix("t="), let end = t.firstIndex(of: "s"),
+                  let seconds = Double(t[t.index(t.startIndex, offsetBy: 2)..<end]) else { continue }
+            latest = max(latest, Int64(seconds * 1e9))
+        }
+        return latest
+    }
+
+    /// The scenario ending (and healing) at a whole second; script steps after it dropped.
+    static func ending(_ v: JSONValue, atSeconds seconds: Int64) -> JSONValue {
+        var out = v.setting("duration", .string(SimDuration.seconds(seconds).description))
+        if let l = v["liveness"], l["healAt"] != nil { out = out.setting("liveness", l.setting("healAt", nil)) }
+        let keep = ScenarioEdits.array(out, "script").filter {
+            guard let at = $0["at"]?.stringValue, let t = try? SimDuration(parsing: at) else { return true }
+            return t <= .seconds(seconds)
+        }
+        return out.setting("script", .array(keep))
+    }
+
+    /// Smaller constants: the liveness deadline, and the chatroom constants a failure may need
+    /// to reach (the history ring, the 200 ms quota, the offline kick's message count) — a
+    /// smaller ring or quota is reached by fewer messages, so fewer users and less traffic.
+    private func constantEdits(_ v: JSONValue) -> [(String, JSONValue)] {
+        var out: [(String, JSONValue)] = []
+        let liveness = v["liveness"] ?? .object([])
+        let deadline = liveness["deadline"]?.stringValue.flatMap { try? SimDuration(parsing: $0) } ?? .minutes(3)
+        if deadline >= .seconds(20) {
+            let half = SimDuration.seconds(deadline.nanoseconds / 2_000_000_000)
+            out.append(("liveness deadline \(deadline) → \(half)", v.setting("liveness", liveness.setting("deadline", .string(half.description)))))
+        }
+        guard !ScenarioEdits.array(v, "chatrooms").isEmpty else { return out }
+        let server = v["server"] ?? .object([])
+        let room = server["chatroom"] ?? .object([])
+        func with(_ r: JSONValue) -> JSONValue { v.setting("server", server.setting("chatroom", r)) }
+        func int(_ key: String, _ fallback: Int64) -> Int64 { room[key]?.int64Value ?? fallback }
+        let ring = int("historySize", 50)
+        if ring > 1 { out.append(("chatroom history ring \(ring) → \(ring / 2)", with(room.setting("historySize", .int(ring / 2))))) }
+        let capacity = int("quotaCapacity", 40), reserved = int("quotaReservedHigh", 20)
+        if capacity >= 4 && reserved >= 2 {
+            out.append(("chatroom quota \(capacity)/\(reserved) → \(capacity / 2)/\(reserved / 2) per window",
+                        with(room.setting("quotaCapacity", .int(capacity / 2)).setting("quotaReservedHigh", .int(reserved / 2)))))
+        }
+        let kick = int("offlineKickMessages", 31)
+        if kick > 2 { out.append(("offline kick after \(kick) → \(kick / 2 + 1) messages", with(room.setting("offlineKickMessages", .int(kick / 2 + 1))))) }
+        return out
     }
 
     /// Every remaining element, removed alone (the final pass).

@@ -13,7 +13,8 @@ extension World {
 
     func latency(_ d: Int, toServer: Bool) -> SimDuration {
         let model = toServer ? devices[d].conditions.uplink : devices[d].conditions.downlink
-        var l = toServer ? model.sample(&devices[d].link.uplink) : model.sample(&devices[d].link.downlink)
+        var rng = toServer ? devices[d].link.uplink.next(sim.streams, at: sim.now) : devices[d].link.downlink.next(sim.streams, at: sim.now)
+        var l = model.sample(&rng)
         if devices[d].spikeUntil > sim.now { l = l * devices[d].latencyFactor }
         return l
     }
@@ -37,7 +38,8 @@ extension World {
         }
         // SYN: handshake setup + one-way latency; a black-holed path loses SYNs until it heals
         // (TCP retries), and the attempt times out if that takes too long.
-        let setup = devices[d].conditions.connectSetup.sample(&devices[d].link.connect)
+        var connectRng = devices[d].link.connect.next(sim.streams, at: sim.now)
+        let setup = devices[d].conditions.connectSetup.sample(&connectRng)
         var arrive = sim.now + setup + latency(d, toServer: true)
         if let end = partitionEnd(d), end > arrive { arrive = end + latency(d, toServer: true) }
         if arrive - sim.now > tcpConnectTimeout {
@@ -53,7 +55,8 @@ extension World {
         let d = connections[c].device
         guard connections[c].clientAttached, connections[c].phase == .connecting else { return }
         let c32 = UInt32(c)
-        if !server.up || devices[d].link.refuse.chance(devices[d].conditions.refuseProbability.ratio) {
+        var refuseRng = devices[d].link.refuse.next(sim.streams, at: sim.now)
+        if !server.up || refuseRng.chance(devices[d].conditions.refuseProbability.ratio) {
             connections[c].phase = .closed
             stats.connectionsRefused += 1
             note(.connectionRefused(connections[c].id, device: d))
@@ -87,9 +90,10 @@ extension World {
         }
         stats.bytesToServer += bytes.count
         let lat = latency(d, toServer: true)
-        let split = devices[d].link.segments.chance(devices[d].conditions.splitProbability.ratio)
+        var segments = devices[d].link.segments.next(sim.streams, at: sim.now)
+        let split = segments.chance(devices[d].conditions.splitProbability.ratio)
         let bw = devices[d].conditions.bandwidthBytesPerSecond
-        if connections[c].up.write(bytes, now: sim.now, latency: lat, bandwidth: bw, split: split, rng: &devices[d].link.segments) {
+        if connections[c].up.write(bytes, now: sim.now, latency: lat, bandwidth: bw, split: split, rng: &segments) {
             scheduleDelivery(c, toServer: true)
         }
     }
@@ -105,9 +109,10 @@ extension World {
         }
         stats.bytesToDevices += bytes.count
         let lat = latency(d, toServer: false)
-        let split = devices[d].link.segments.chance(devices[d].conditions.splitProbability.ratio)
+        var segments = devices[d].link.segments.next(sim.streams, at: sim.now)
+        let split = segments.chance(devices[d].conditions.splitProbability.ratio)
         let bw = devices[d].conditions.bandwidthBytesPerSecond
-        if connections[c].down.write(bytes, now: sim.now, latency: lat, bandwidth: bw, split: split, rng: &devices[d].link.segments) {
+        if connections[c].down.write(bytes, now: sim.now, latency: lat, bandwidth: bw, split: split, rng: &segments) {
             scheduleDelivery(c, toServer: false)
         }
     }
@@ -200,7 +205,9 @@ extension World {
         connections[c].up.clear()
         connections[c].down.clear()
         connections[c].phase = .closed
-        let toClient = SimDuration(nanoseconds: devices[d].link.reset.uniform(0...latency(d, toServer: false).nanoseconds))
+        let downLatency = latency(d, toServer: false)
+        var resetRng = devices[d].link.reset.next(sim.streams, at: sim.now)
+        let toClient = SimDuration(nanoseconds: resetRng.uniform(0...downLatency.nanoseconds))
         sim.schedule(.closeNotice(connection: c32, toServer: false, reason: .reset), to: node(d), after: toClient)
         if connections[c].serverAttached {
             sim.schedule(.closeNotice(connection: c32, toServer: true, reason: .reset), to: serverNode,

@@ -154,7 +154,7 @@ public final class World {
                     index: index, userIndex: ui, identity: identity, token: World.signedToken(for: u.id, state: u.token, epochMs: epoch),
                     autoConnect: d.autoConnect, core: nil, store: store, disk: disk,
                     clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm),
-                    conditions: d.network ?? scenario.network, link: LinkStreams(streams, device: d.id)))
+                    conditions: d.network ?? scenario.network, link: LinkStreams(device: d.id)))
                 deviceIndexById[d.id] = index
                 host.devices.append(index)
             }
