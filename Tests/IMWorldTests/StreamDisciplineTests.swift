@@ -245,7 +245,8 @@ import Testing
     @Test func aLinksDrawsDoNotDependOnItsEarlierTraffic() throws {
         final class Arrivals: WorldObserver {
             var times: [String: [SimTime]] = [:]
-            func world(_ world: World, device: Int, effects: [ClientEffect]) {
+            func world(_ world: World, device: Int, applied: AppliedClientEffects) {
+                let effects = applied.effects
                 guard world.deviceId(device) == "bob-phone" else { return }
                 for case .callback(.received(let m, _, _, _)) in effects { times[m.senderUserId, default: []].append(world.now) }
             }

@@ -38,7 +38,8 @@ final class InvolvementRecorder: WorldObserver {
         if case .fault(_, let d?, true, _) = note { lastActive[d] = world.now.nanoseconds }
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied: AppliedServerEffects) {
+        let serverEffects = serverApplied.effects
         for case .event(.messageAccepted(let m)) in serverEffects { senders[m.messageUId] = m.senderUserId }
     }
 

@@ -67,7 +67,8 @@ final class ApiAnswerOracle: Oracle {
         }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        let effects = applied.effects
         ensure(d)
         if let call = calling[d] {
             calling[d] = nil

@@ -75,7 +75,8 @@ final class RecallWindowOracle: Oracle {
         }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        let effects = applied.effects
         ensure(d)
         let user = world.userId(ofDevice: d)
         for e in effects {
@@ -126,7 +127,8 @@ final class RecallWindowOracle: Oracle {
         }
     }
 
-    func world(_ world: World, serverEffects: [ServerEffect]) {
+    func world(_ world: World, serverApplied: AppliedServerEffects) {
+        let serverEffects = serverApplied.effects
         for case .event(.restarted(let kept)) in serverEffects where !kept { judging = false }
     }
 
