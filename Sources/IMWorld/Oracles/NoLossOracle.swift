@@ -59,6 +59,11 @@ final class NoLossOracle: Oracle {
     /// (time, device) checks of the bound, sorted by time; stale entries are harmless.
     private var boundChecks: [(SimTime, Int)] = []
     private var lateReported: Set<Int> = []
+    /// Per device: the SDK is not trying to be online — the app disconnected or signed out, or
+    /// the SDK stopped on its own (a connect error: fatal status, the `timeLimit` 34006; a kick;
+    /// a status saying it stopped) or was killed. No lateness is owed then; the app's next
+    /// `connect()` (or a session the SDK opens again by itself) restarts the bound from that moment.
+    private var sdkStopped: [Bool] = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
@@ -79,7 +84,7 @@ final class NoLossOracle: Oracle {
 
     /// Conditions without an end time of their own: re-judged at the note that ends them.
     private func healthyNow(_ world: World, _ d: Int) -> Bool {
-        world.isRunning(device: d) && world.expectedOnline(d) && world.hasConnected(device: d) && world.devices[d].isForeground
+        world.isRunning(device: d) && !sdkStopped[d] && world.hasConnected(device: d) && world.devices[d].isForeground
             && world.devices[d].networkUp && world.server.up
             && world.devices[d].disk.map { !$0.faults.writeError && !$0.faults.full } ?? true
     }
@@ -124,7 +129,7 @@ final class NoLossOracle: Oracle {
     private func ensure(_ d: Int) {
         while have.count <= d {
             have.append([]); appRoom.append(nil); joinedOnConnection.append(false); connected.append(false); generation.append(0)
-            roomPending.append([:]); owedInOrder.append([]); disturbed.append(.zero)
+            roomPending.append([:]); owedInOrder.append([]); disturbed.append(.zero); sdkStopped.append(false)
         }
     }
 
@@ -136,8 +141,12 @@ final class NoLossOracle: Oracle {
         case .api(.quitChatroom(let room)):
             if appRoom[d] == room { appRoom[d] = nil }
             leaveRoom(room, device: d)
-        case .api(.connect), .api(.disconnect), .api(.logout):
-            // The app chose to come online (or go offline): the bound starts again.
+        case .api(.connect):
+            // The app chose to come online: the bound starts again from here.
+            sdkStopped[d] = false
+            disturb(world, d)
+        case .api(.disconnect), .api(.logout):
+            sdkStopped[d] = true
             disturb(world, d)
         case .transport(.closed), .transport(.opened):
             connected[d] = false
@@ -160,6 +169,16 @@ final class NoLossOracle: Oracle {
                 }
             case .callback(.connectionStatus(.connected)):
                 connected[d] = true
+                if sdkStopped[d] {
+                    // Online again without the app's connect (the SDK resumed by itself).
+                    sdkStopped[d] = false
+                    disturb(world, d)
+                }
+            case .callback(.connectionStatus(.connecting)), .callback(.connectionStatus(.networkUnavailable)):
+                break
+            case .callback(.connectionStatus), .callback(.connectError):
+                // Kicked, signed out, token or time limit, suspended: the SDK stopped trying.
+                sdkStopped[d] = true
             case .callback(.chatroomJoined(let room)):
                 if appRoom[d] == room { joinedOnConnection[d] = true }
             case .note(.chatroomState(let room, let joined)):
@@ -192,6 +211,7 @@ final class NoLossOracle: Oracle {
         // A killed app is no longer in its room (a restarted SDK starts with none).
         if case .lifecycle(let d, .killed) = note {
             ensure(d)
+            sdkStopped[d] = true
             if let room = appRoom[d] { leaveRoom(room, device: d) }
             appRoom[d] = nil
             joinedOnConnection[d] = false

@@ -77,6 +77,10 @@ public struct ReconnectRule: Sendable {
         var quiet = false
         var background = false
         var waitingForNetwork = false
+        /// A foreground / network change restarted the schedule while nothing was owed (the SDK
+        /// suspended, or connected): if the SDK resumes at once, that attempt is the restarted
+        /// schedule's first (`schedule[0]`), so the failure after it waits `schedule[1]`.
+        var restartedQuietly = false
         var pingBy: Int64?
         var pongBy: (by: Int64, sent: Int64)?
         var giveUpAt: Int64?
@@ -151,7 +155,10 @@ public struct ReconnectRule: Sendable {
     /// A foreground or a network change restarts the schedule: a waiting device attempts now.
     private mutating func restart(at t: Int64, why: String) {
         link.nextIndex = 0
-        guard link.stopped == nil, !link.quiet, !link.open, networkUp, link.due != nil || link.waitingForNetwork else { return }
+        guard link.stopped == nil, !link.quiet, !link.open, networkUp, link.due != nil || link.waitingForNetwork else {
+            link.restartedQuietly = !link.open
+            return
+        }
         link.due = (t + schedule[0], t, 0, why)
         link.nextIndex = 1
         link.waitingForNetwork = false
@@ -188,6 +195,7 @@ public struct ReconnectRule: Sendable {
             networkUp = up
             if up { restart(at: t, why: "the network changed") } else { link.due = nil }
         case .api(.connect(_, let limit)):
+            link.restartedQuietly = false
             link.stopped = nil
             link.quiet = false
             link.nextIndex = 0
@@ -229,6 +237,8 @@ public struct ReconnectRule: Sendable {
                                .text("; the schedule (§5) says \(SimDuration(nanoseconds: d.at - d.since)) for attempt \(d.index) " +
                                      "(too early: backoff not advancing)")], into: &out)
                 }
+                if link.restartedQuietly, link.due == nil, link.nextIndex == 0 { link.nextIndex = 1 }
+                link.restartedQuietly = false
                 link.due = nil
                 link.open = true
                 link.quiet = false
@@ -271,10 +281,7 @@ public struct ReconnectRule: Sendable {
     /// Deadlines passed by `t` (the time of the next event), for a device that is running.
     public mutating func due(at t: Int64) -> [Finding] {
         var out: [Finding] = []
-        // (An attempt after a connection the SDK gave up is not judged: everyday 1–600 showed 24 such
-        // "late" reports, not analysed yet — Docs/oracles.md, known gaps.)
-        if let d = link.due, t > d.at + Self.lateTolerance, !link.background, networkUp, link.stopped == nil, !link.quiet,
-           d.why != "given up" {
+        if let d = link.due, t > d.at + Self.lateTolerance, !link.background, networkUp, link.stopped == nil, !link.quiet {
             link.due = nil
             timing(t, [.text("no reconnect attempt by "), .time(d.at + Self.lateTolerance), .text(": " +
                               (d.why == "lost" || d.why == "given up" ? "the connection was \(d.why) at " : "\(d.why) at ")),
