@@ -32,7 +32,7 @@ extension ClientCore {
         var input = RMTPChrmInput()
         input.nothing = existing ? 2 : 0
         let kind: JoinKind = existing ? .joinExisting : .join
-        let id = query(.joinChrm, target: roomId, body: ProtoBody.encodeBuilt(input), .join(roomId: roomId, kind: kind))
+        let id = query(.joinChrm, target: roomId, body: built(input), .join(roomId: roomId, kind: kind))
         if rooms[roomId] != nil {
             // A second join of the same room: cursor, id cache and KV bookkeeping stay.
             rooms.update(roomId) {
@@ -114,7 +114,7 @@ extension ClientCore {
             }
             var input = RMTPChrmInput()
             input.nothing = 0
-            let id = query(.joinChrmR, target: room.roomId, body: ProtoBody.encodeBuilt(input),
+            let id = query(.joinChrmR, target: room.roomId, body: built(input),
                            .join(roomId: room.roomId, kind: .rejoin))
             rooms.update(room.roomId) { $0.phase = .joining(messageId: id, kind: .rejoin) }
         }
@@ -159,7 +159,7 @@ extension ClientCore {
         if session != nil {
             var input = RMTPChrmInput()
             input.nothing = 0
-            query(.exitChrm, target: roomId, body: ProtoBody.encodeBuilt(input), .quit(roomId: roomId))
+            query(.exitChrm, target: roomId, body: built(input), .quit(roomId: roomId))
         }
         rooms.remove(roomId)
         // `chatroomQuit` once the room's rows are gone (owed after a storage fault).
@@ -203,7 +203,7 @@ extension ClientCore {
         var pull = RMTPChrmPullMsg()
         pull.syncTime = syncTime
         pull.count = count
-        let id = query(.chrmPull, target: roomId, body: ProtoBody.encodeBuilt(pull),
+        let id = query(.chrmPull, target: roomId, body: built(pull),
                        .chatroomPull(roomId: roomId, isJoinPull: isJoinPull))
         rooms.update(roomId) { $0.pullInFlight = id }
     }
