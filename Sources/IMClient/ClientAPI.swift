@@ -199,6 +199,9 @@ public enum ClientNote: Sendable {
     /// An input the core did not act on, and why (e.g. "connect while connected", a late PUBACK,
     /// an undecodable frame body).
     case ignored(input: String, reason: String)
+    /// A body this core built lacks a required field (a bug here): it was sent as built and the
+    /// peer will refuse it (`ProtoBody.encodeBuilt`).
+    case incompleteBody(IncompleteBody)
 }
 
 /// Client SDK knobs. Defaults are the values of im-semantics.md; the world maps the scenario's

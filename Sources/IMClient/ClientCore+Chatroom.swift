@@ -32,7 +32,7 @@ extension ClientCore {
         var input = RMTPChrmInput()
         input.nothing = existing ? 2 : 0
         let kind: JoinKind = existing ? .joinExisting : .join
-        let id = query(.joinChrm, target: roomId, body: ProtoBody.encodeBuilt(input), .join(roomId: roomId, kind: kind))
+        let id = query(.joinChrm, target: roomId, body: built(input), .join(roomId: roomId, kind: kind))
         if rooms[roomId]?.isJoined == true {
             // A second join of a room the user is in: it stays in the room meanwhile, still
             // receiving it (im-semantics §6: a pending join leaves the user where it was), so the
@@ -148,7 +148,7 @@ extension ClientCore {
             }
             var input = RMTPChrmInput()
             input.nothing = 0
-            let id = query(.joinChrmR, target: room.roomId, body: ProtoBody.encodeBuilt(input),
+            let id = query(.joinChrmR, target: room.roomId, body: built(input),
                            .join(roomId: room.roomId, kind: .rejoin))
             rooms.update(room.roomId) { $0.phase = .joining(messageId: id, kind: .rejoin) }
         }
@@ -193,7 +193,7 @@ extension ClientCore {
         if session != nil {
             var input = RMTPChrmInput()
             input.nothing = 0
-            query(.exitChrm, target: roomId, body: ProtoBody.encodeBuilt(input), .quit(roomId: roomId))
+            query(.exitChrm, target: roomId, body: built(input), .quit(roomId: roomId))
         }
         rooms.remove(roomId)
         // `chatroomQuit` once the room's rows are gone (owed after a storage fault).
@@ -237,7 +237,7 @@ extension ClientCore {
         var pull = RMTPChrmPullMsg()
         pull.syncTime = syncTime
         pull.count = count
-        let id = query(.chrmPull, target: roomId, body: ProtoBody.encodeBuilt(pull),
+        let id = query(.chrmPull, target: roomId, body: built(pull),
                        .chatroomPull(roomId: roomId, isJoinPull: isJoinPull))
         rooms.update(roomId) { $0.pullInFlight = id }
     }

@@ -36,7 +36,7 @@ extension ClientCore {
         }
         var q = RMTPQueryChrmKV()
         q.timestamp = timestamp
-        let id = query(.pullKV, target: roomId, body: ProtoBody.encodeBuilt(q),
+        let id = query(.pullKV, target: roomId, body: built(q),
                        .pullKV(roomId: roomId, generation: room.kvGeneration))
         rooms.update(roomId) { $0.kvPullInFlight = id }
     }
@@ -147,13 +147,13 @@ extension ClientCore {
             m.entry = entity
             m.bNotify = false
             m.type = RMTPChannelType(.chatroom)
-            body = ProtoBody.encodeBuilt(m)
+            body = built(m)
         } else {
             var m = RMTPSetChrmKV()
             m.entry = entity
             m.bNotify = false
             m.type = RMTPChannelType(.chatroom)
-            body = ProtoBody.encodeBuilt(m)
+            body = built(m)
         }
         query(remove ? .delKV : .setKV, target: roomId, body: body, .changeKV(roomId: roomId, key: key, remove: remove))
     }

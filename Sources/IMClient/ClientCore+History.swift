@@ -45,7 +45,7 @@ extension ClientCore {
         input.time = time
         input.count = count
         input.order = after ? 1 : 0
-        query(topic, target: conversation.targetId, body: ProtoBody.encodeBuilt(input), .remoteHistory(conversation))
+        query(topic, target: conversation.targetId, body: built(input), .remoteHistory(conversation))
     }
 
     /// Cloud history is returned to the app, not written to the local store (messageId 0).

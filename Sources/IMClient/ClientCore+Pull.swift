@@ -31,7 +31,7 @@ extension ClientCore {
         r.ispolling = false
         r.isPullSend = true
         r.sendBoxSyncTime = sendboxCursor
-        let id = query(.pullMsg, target: userId, body: ProtoBody.encodeBuilt(r), .pull)
+        let id = query(.pullMsg, target: userId, body: built(r), .pull)
         syncChange("pullMsg #\(id) from inbox \(r.syncTime), sendbox \(r.sendBoxSyncTime)") { $0.pullSent(messageId: id) }
     }
 

@@ -23,7 +23,7 @@ extension ClientCore {
         guard let up = try? RMTPUpStreamMessage(content: .recallCommand(command), flags: flags) else { return }
         let id = messageIds.next()
         let frame = Frame.Publish(flags: .atLeastOnce, topic: .recallMsg, targetId: target, messageId: id,
-                                  body: ProtoBody.encodeBuilt(up))
+                                  body: built(up))
         sendRequest(.publish(frame), topic: .recallMsg,
                     .recall(messageId: messageId, conversation: row.conversation, objectName: row.objectName, messageUId: uid))
     }
@@ -84,7 +84,7 @@ extension ClientCore {
               let up = try? RMTPUpStreamMessage(content: .readNotification(ReadNotificationContent(lastMessageSendTime: lastMessageSentTime)),
                                                 flags: flags) else { return }
         let frame = Frame.Publish(flags: .atLeastOnce, topic: topic, targetId: conversation.targetId, messageId: messageIds.next(),
-                                  body: ProtoBody.encodeBuilt(up))
+                                  body: built(up))
         sendRequest(.publish(frame), topic: topic, .command(objectName: ReadNotificationContent.objectName, conversation: conversation))
     }
 
@@ -105,7 +105,7 @@ extension ClientCore {
         input.type = RMTPChannelType(conversation.type)
         input.msgTime = time
         input.channelID = conversation.targetId
-        query(.updRRTime, target: conversation.targetId, body: ProtoBody.encodeBuilt(input), .readTime(conversation))
+        query(.updRRTime, target: conversation.targetId, body: built(input), .readTime(conversation))
     }
 
     static func json(_ value: JSONValue) -> String {

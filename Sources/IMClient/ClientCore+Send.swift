@@ -110,7 +110,7 @@ extension ClientCore {
         up.clientUniqueID = send.clientUniqueId
         if let pushText { up.pushText = pushText }
         let id = messageIds.next()
-        let body = ProtoBody.encodeBuilt(up)
+        let body = built(up)
         let frame = Frame.Publish(flags: .atLeastOnce, topic: topic, targetId: Self.wireTarget(send.conversation),
                                   messageId: id, body: body)
         sendRequest(.publish(frame), topic: topic, .message(send))
@@ -143,7 +143,7 @@ extension ClientCore {
         up.classname = objectName
         up.contentBytes = Array(content.utf8)
         let frame = Frame.Publish(flags: .none, topic: topic, targetId: conversation.targetId, messageId: messageIds.next(),
-                                  body: ProtoBody.encodeBuilt(up))
+                                  body: built(up))
         write(.publish(frame), topic: topic.rawValue)
         out.callback(.sendResult(messageId: 0, messageUId: nil, sentTime: 0, error: nil))
     }

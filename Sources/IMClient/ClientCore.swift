@@ -303,6 +303,14 @@ public struct ClientCore {
         if before != after { out.note(.syncState(from: before, to: after, reason: reason)) }
     }
 
+    /// The bytes of a body built here (`ProtoBody.encodeBuilt`); one built without a required
+    /// field is reported (`incompleteBody`) and sent as built.
+    mutating func built(_ message: some BodyMessage, file: StaticString = #fileID, line: UInt = #line) -> [UInt8] {
+        let b = ProtoBody.encodeBuilt(message, file: file, line: line)
+        if let i = b.incomplete { out.note(.incompleteBody(i)) }
+        return b.bytes
+    }
+
     mutating func storeError(_ operation: String, _ error: any Error) {
         out.note(.storeError(operation: operation, message: "\(error)"))
     }

@@ -61,7 +61,7 @@ final class MessageRecord: Sendable {
             m.groupID = conversation.targetId
         }
         if receivedElsewhere { m.status |= DownStreamStatus.receivedByOtherDevice.rawValue }
-        return ProtoBody.encodeBuilt(m)
+        return ProtoBody.reencode(m)
     }
 
     /// The same message with its content replaced (cloud history of a recalled message: `RC:RcNtf`).
@@ -74,7 +74,7 @@ final class MessageRecord: Sendable {
             m.direction = MessageDirection.send.rawValue
             m.groupID = conversation.targetId
         }
-        return ProtoBody.encodeBuilt(m)
+        return ProtoBody.reencode(m)
     }
 }
 

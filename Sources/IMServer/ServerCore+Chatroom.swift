@@ -69,7 +69,7 @@ extension ServerCore {
         n.type = 2
         n.time = m.dataTime
         n.chrmID = roomId
-        let body = ProtoBody.encodeBuilt(n)
+        let body = built(n)
         for user in room.memberIds {
             for s in room.member(user)!.sessions where s.connection != senderConnection {
                 write(s.connection, [.publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_ntf, targetId: roomId,
@@ -127,7 +127,7 @@ extension ServerCore {
         emit(.chatroomJoined(roomId: roomId, userId: s.userId, deviceId: s.deviceId))
         var out = RMTPChrmOutput()
         out.nothing = 0
-        queryAck(id, messageId: q.messageId, body: ProtoBody.encodeBuilt(out), reliable: false, now: now)
+        queryAck(id, messageId: q.messageId, body: built(out), reliable: false, now: now)
     }
 
     /// `exitChrm`: the user leaves (every session). Quitting a room one is not in succeeds.
@@ -137,7 +137,7 @@ extension ServerCore {
         }
         var out = RMTPChrmOutput()
         out.nothing = 0
-        queryAck(id, messageId: q.messageId, body: ProtoBody.encodeBuilt(out), reliable: false, now: now)
+        queryAck(id, messageId: q.messageId, body: built(out), reliable: false, now: now)
     }
 
     /// Removes a member (quit, switch, kick, ban, destroy): its sessions stop getting the room, its

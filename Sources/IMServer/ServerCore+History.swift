@@ -110,6 +110,6 @@ extension ServerCore {
         up.sessionID = UpStreamFlags(persistent: flags.persistent).rawValue
         up.classname = SyncReadStatusContent.objectName
         up.contentBytes = content
-        syncEcho(m, topic: topic, upBody: ProtoBody.encodeBuilt(up), except: id, now: now)
+        syncEcho(m, topic: topic, upBody: built(up), except: id, now: now)
     }
 }

@@ -37,14 +37,14 @@ extension ServerCore {
         emit(.chatroomKVChanged(roomId: roomId, key: entity.key, userId: s.userId, deleted: delete))
         var out = RMTPChrmOutput()
         out.nothing = 0
-        queryAck(id, messageId: q.messageId, body: ProtoBody.encodeBuilt(out), reliable: false, now: now)
+        queryAck(id, messageId: q.messageId, body: built(out), reliable: false, now: now)
 
         // Announce: `s_cmd` NotifyMsg type 2 to every joined session (→ pullKV) …
         var n = RMTPNotifyMsg()
         n.type = 2
         n.time = result.timestamp
         n.chrmID = roomId
-        let body = ProtoBody.encodeBuilt(n)
+        let body = built(n)
         let r = store.rooms[roomId]!
         for user in r.memberIds {
             for js in r.member(user)!.sessions {
@@ -90,6 +90,6 @@ extension ServerCore {
         }
         out.bFullUpdate = req.timestamp <= 0
         out.syncTime = max(req.timestamp, room.kv.lastTimestamp)
-        queryAck(id, messageId: q.messageId, body: ProtoBody.encodeBuilt(out), reliable: true, now: now)
+        queryAck(id, messageId: q.messageId, body: built(out), reliable: true, now: now)
     }
 }

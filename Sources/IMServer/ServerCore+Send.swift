@@ -179,6 +179,7 @@ extension ServerCore {
         let cloud = keepInHistory && config.cloudHistory
             && (conversation.type == .chatroom ? flags.isPersisted : (flags.isPersisted && flags.offline))
         // One access to the conversation: advance its clock, build the record, log it.
+        var incomplete: IncompleteBody?
         let m = Self.record(in: &store.conversations[clock, default: ConversationLog()], now: now,
                             allowEqual: config.allowEqualDataTime, log: cloud) { dataTime in
             var d = RMTPDownStreamMessage()
@@ -194,9 +195,10 @@ extension ServerCore {
             if let extraContent { d.extraContent = extraContent }
             return MessageRecord(uid: uid, seq: seq, conversation: conversation, senderUserId: sender, senderDeviceId: senderDevice,
                                  objectName: objectName, dataTime: dataTime, flags: flags, clientUniqueId: clientUniqueId,
-                                 pushAllowed: pushAllowed && flags.push, downBytes: ProtoBody.encodeBuilt(d),
+                                 pushAllowed: pushAllowed && flags.push, downBytes: Self.built(d, &incomplete),
                                  contentLength: content.count, contentHash: StableHash.fnv1a(content))
         }
+        if let incomplete { emit(.incompleteBody(incomplete)) }
         if clientUniqueId != 0, senderDevice != nil {
             store.idempotency[IdempotencyKey(userId: sender, clientUniqueId: clientUniqueId)] = m
         }
@@ -260,7 +262,7 @@ extension ServerCore {
                         var n = RMTPNotifyMsg()
                         n.type = 1
                         n.time = m.dataTime
-                        notifyBody = ProtoBody.encodeBuilt(n)
+                        notifyBody = built(n)
                     }
                     write(c, [.publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_ntf, targetId: user,
                                                      messageId: msgId, body: notifyBody!))])
@@ -300,7 +302,7 @@ extension ServerCore {
         d.contentBytes = req.content
         d.dataTime = now
         d.status = DownStreamStatus(persistent: .status).rawValue
-        let body = ProtoBody.encodeBuilt(d)
+        let body = built(d)
         let target = req.conversation.type == .privateChat ? req.session.userId : req.conversation.targetId
         for user in recipients {
             let conns = req.conversation.type == .chatroom ? joinedConnections(room: req.conversation.targetId, user: user)

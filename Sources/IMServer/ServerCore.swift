@@ -106,6 +106,23 @@ public struct ServerCore: Sendable {
 
     @inline(__always) mutating func emit(_ e: ServerEvent) { effects.append(.event(e)) }
 
+    /// The bytes of a body built here (`ProtoBody.encodeBuilt`); one built without a required
+    /// field is reported (`incompleteBody`) and sent as built.
+    mutating func built(_ message: some BodyMessage, file: StaticString = #fileID, line: UInt = #line) -> [UInt8] {
+        let b = ProtoBody.encodeBuilt(message, file: file, line: line)
+        if let i = b.incomplete { emit(.incompleteBody(i)) }
+        return b.bytes
+    }
+
+    /// `built` where the core cannot emit yet (inside an access to its own state): the problem is
+    /// kept in `incomplete` for the caller to emit.
+    static func built(_ message: some BodyMessage, _ incomplete: inout IncompleteBody?,
+               file: StaticString = #fileID, line: UInt = #line) -> [UInt8] {
+        let b = ProtoBody.encodeBuilt(message, file: file, line: line)
+        if let i = b.incomplete { incomplete = i }
+        return b.bytes
+    }
+
     static func summary(_ f: Frame) -> FrameSummary {
         switch f {
         case .publish(let p): FrameSummary(type: .publish, messageId: p.messageId, dup: p.flags.dup, topic: p.topic)

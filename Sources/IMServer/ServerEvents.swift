@@ -42,6 +42,9 @@ public enum ServerEvent: Sendable, Hashable {
     case queryRejected(ConnectionID, userId: String, topic: String, targetId: String, code: Int32)
     /// A chatroom came into existence (first join, server API, or the directory after a restart).
     case chatroomCreated(roomId: String, byUserId: String?)
+    /// A body this core built lacks a required field (a bug here): it was sent as built and the
+    /// peer will refuse it (`ProtoBody.encodeBuilt`).
+    case incompleteBody(IncompleteBody)
 }
 
 /// A message the server accepted (assigned a messageUId and dataTime).

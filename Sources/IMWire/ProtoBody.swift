@@ -72,6 +72,32 @@ public enum BodyKind: String, Sendable, Hashable, Codable, CaseIterable {
     }
 }
 
+/// A protobuf body type, for the cores' own build helpers (they need not import swift-protobuf).
+public typealias BodyMessage = SwiftProtobuf.Message
+
+/// A body a core built (`ProtoBody.encodeBuilt`): its bytes, and what it lacks when a required
+/// field was left unset.
+public struct BuiltBody: Sendable {
+    public var bytes: [UInt8]
+    public var incomplete: IncompleteBody?
+}
+
+/// A body built without one of its required fields: the message, the field (nil when the schema
+/// walker cannot tell) and the builder's source place. A core bug, reported as a typed effect.
+public struct IncompleteBody: Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public var field: String?
+    public var site: String
+
+    public init(message: String, field: String?, site: String) {
+        self.message = message
+        self.field = field
+        self.site = site
+    }
+
+    public var description: String { "\(message) built without required field \(field ?? "?") at \(site)" }
+}
+
 /// Serialising and parsing frame bodies with errors that name the message, field and body offset.
 public enum ProtoBody {
     /// Parses a body. A failure names the field and the body byte offset where it was found.
@@ -106,16 +132,37 @@ public enum ProtoBody {
         }
     }
 
-    /// Serialises a body the cores build themselves (the one policy for the 28 call sites that
-    /// sent an empty body on failure). Every required field is set by construction, so a failure
-    /// is a bug in the caller: it stops the run naming the message, the field and the call site,
-    /// rather than putting an empty body on the wire that the peer would misread.
+    /// Serialises a body a core built itself (the one policy for the call sites that once sent an
+    /// empty body on failure). swift-protobuf's encoder fails for two reasons only: a proto2
+    /// required field left unset, or a body over 2 GiB. Partial encoding lifts the first, and no
+    /// core builds the second (bodies are bounded by `maxBodyBytes` and page sizes), so this
+    /// cannot fail: `bytes` is exactly what was built, never an empty stand-in. A required field
+    /// left unset — a bug in the builder — is named in `incomplete`; the core reports it as a
+    /// typed effect (`ServerEvent.incompleteBody`, `ClientNote.incompleteBody`), and the peer
+    /// refuses the body with a decode error naming the field.
     public static func encodeBuilt(_ message: some SwiftProtobuf.Message, file: StaticString = #fileID,
-                                   line: UInt = #line) -> [UInt8] {
+                                   line: UInt = #line) -> BuiltBody {
+        if let bytes = try? encode(message) { return BuiltBody(bytes: bytes, incomplete: nil) }
+        let name = shortName(type(of: message).protoMessageName)
+        let field = BodyKind(of: message).flatMap { ProtoSchema.firstMissingRequired(message, kind: $0) }
+        return BuiltBody(bytes: partialBytes(message),
+                         incomplete: IncompleteBody(message: name, field: field, site: "\(file):\(line)"))
+    }
+
+    /// Serialises a body decoded from bytes (its required fields checked by the decoder) and then
+    /// changed only by setting fields: it cannot miss a required field, so there is nothing to
+    /// report (see `encodeBuilt` for the size bound).
+    public static func reencode(_ decoded: some SwiftProtobuf.Message) -> [UInt8] {
+        if let bytes = try? encode(decoded) { return bytes }
+        return partialBytes(decoded)
+    }
+
+    private static func partialBytes(_ message: some SwiftProtobuf.Message) -> [UInt8] {
         do {
-            return try encode(message)
+            return try message.serializedBytes(partial: true)
         } catch {
-            preconditionFailure("cannot encode a body built here: \(error)", file: file, line: line)
+            // Only `BinaryEncodingError.tooLarge` (over 2 GiB) is left, which no core can build.
+            preconditionFailure("a core built a body swift-protobuf cannot encode at all: \(error)")
         }
     }
 

@@ -119,7 +119,9 @@ enum Samples {
             .changed(conversation: nil, messageIds: [], what: "all read"),
             .storeError(operation: "insert", message: "SQLITE_FULL: database or disk is full"),
             .ignored(input: "s_msg #12", reason: "bad DownStreamMessage body: field 6 missing"),
-            .syncState(from: "idle", to: "pulling#1", reason: "s_ntf")]
+            .syncState(from: "idle", to: "pulling#1", reason: "s_ntf"),
+            .incompleteBody(IncompleteBody(message: "ChrmInput", field: "nothing", site: "IMClient/ClientCore+Chatroom.swift:35")),
+            .incompleteBody(IncompleteBody(message: "NotifyMsg", field: nil, site: "x:1"))]
         e += notes.map { .clientNote(device: 2, $0) }
         // Server inputs
         let sin: [ServerInputRecord] = [
@@ -158,7 +160,8 @@ enum Samples {
             .protocolError(c, description: "bad checksum at byte 1"),
             .reconnectRefused(c, userId: "alice", deviceId: "alice-phone", activeDeviceId: "alice-phone2"),
             .queryRejected(c, userId: "bob", topic: "joinChrm", targetId: "nowhere", code: 23410),
-            .chatroomCreated(roomId: "lobby", byUserId: "bob"), .chatroomCreated(roomId: "hall", byUserId: nil)]
+            .chatroomCreated(roomId: "lobby", byUserId: "bob"), .chatroomCreated(roomId: "hall", byUserId: nil),
+            .incompleteBody(IncompleteBody(message: "NotifyMsg", field: "type", site: "IMServer/ServerCore+Chatroom.swift:72"))]
         e += sev.map { .serverEvent($0) }
         // Meta
         e += [.meta(.checkpoint(nextEvent: 123_456, digest: 0xFFFF_0000_1234_5678)),

@@ -169,7 +169,7 @@ public enum CallbackRecord: Hashable, Sendable {
     }
 }
 
-/// A fact a device's client core reported (`ClientNote`). Kinds 64–70.
+/// A fact a device's client core reported (`ClientNote`). Kinds 64–75.
 public enum ClientNoteRecord: Hashable, Sendable {
     case state(from: String, to: String, reason: String)
     case stored(messageId: Int64, messageUId: String?, conversation: ConversationKey, sentTime: Int64,
@@ -183,6 +183,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
     case storeError(operation: String, message: String)
     case ignored(input: String, reason: String)
     case syncState(from: String, to: String, reason: String)
+    case incompleteBody(IncompleteBody)
 
     public var kind: UInt16 {
         switch self {
@@ -197,6 +198,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .storeError: 72
         case .ignored: 73
         case .syncState: 74
+        case .incompleteBody: 75
         }
     }
 
@@ -214,6 +216,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .storeError(let op, let m): self = .storeError(operation: op, message: m)
         case .ignored(let i, let r): self = .ignored(input: i, reason: r)
         case .syncState(let f, let t, let r): self = .syncState(from: f.name, to: t.name, reason: r)
+        case .incompleteBody(let i): self = .incompleteBody(i)
         }
     }
 
@@ -235,6 +238,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .storeError(let op, let m): e.string(op); e.utf8(m)
         case .ignored(let i, let r): e.utf8(i); e.utf8(r)
         case .syncState(let f, let t, let r): e.string(f); e.string(t); e.string(r)
+        case .incompleteBody(let i): e.incompleteBody(i)
         }
     }
 
@@ -278,6 +282,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case 72: return .storeError(operation: try d.string(), message: try d.utf8())
         case 73: return .ignored(input: try d.utf8(), reason: try d.utf8())
         case 74: return .syncState(from: try d.string(), to: try d.string(), reason: try d.string())
+        case 75: return .incompleteBody(try d.incompleteBody())
         default: return nil
         }
     }

@@ -2,7 +2,7 @@ import IMServer
 import IMWire
 import SimKernel
 
-/// A fact the server core reported (`ServerEvent`). Kinds 96–113. The world's own types are
+/// A fact the server core reported (`ServerEvent`). Kinds 96–118. The world's own types are
 /// kept where they round-trip exactly.
 public enum ServerEventRecord: Hashable, Sendable {
     indirect case sessionOpened(ConnectionID, userId: String, deviceId: String, platform: Platform, sessionId: String)
@@ -28,6 +28,7 @@ public enum ServerEventRecord: Hashable, Sendable {
     case reconnectRefused(ConnectionID, userId: String, deviceId: String, activeDeviceId: String)
     case queryRejected(ConnectionID, userId: String, topic: String, targetId: String, code: Int32)
     case chatroomCreated(roomId: String, byUserId: String?)
+    case incompleteBody(IncompleteBody)
 
     public var kind: UInt16 {
         switch self {
@@ -53,6 +54,7 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .reconnectRefused: 115
         case .queryRejected: 116
         case .chatroomCreated: 117
+        case .incompleteBody: 118
         }
     }
 
@@ -93,6 +95,7 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .queryRejected(let c, let u, let t, let target, let code):
             self = .queryRejected(c, userId: u, topic: t, targetId: target, code: code)
         case .chatroomCreated(let r, let by): self = .chatroomCreated(roomId: r, byUserId: by)
+        case .incompleteBody(let i): self = .incompleteBody(i)
         }
     }
 
@@ -121,6 +124,7 @@ public enum ServerEventRecord: Hashable, Sendable {
         case .reconnectRefused(let c, let u, let d, let a): e.uvarint(c.raw); e.string(u); e.string(d); e.string(a)
         case .queryRejected(let c, let u, let t, let target, let code): e.uvarint(c.raw); e.string(u); e.string(t); e.string(target); e.int32(code)
         case .chatroomCreated(let r, let by): e.string(r); e.optionalString(by)
+        case .incompleteBody(let i): e.incompleteBody(i)
         }
     }
 
@@ -183,12 +187,20 @@ public enum ServerEventRecord: Hashable, Sendable {
             return .queryRejected(try d.connection(), userId: try d.string(), topic: try d.string(), targetId: try d.string(),
                                   code: try d.int32())
         case 117: return .chatroomCreated(roomId: try d.string(), byUserId: try d.optionalString())
+        case 118: return .incompleteBody(try d.incompleteBody())
         default: return nil
         }
     }
 }
 
 extension RecordEncoder {
+    /// Incomplete body: message · optString field · site.
+    mutating func incompleteBody(_ i: IncompleteBody) {
+        string(i.message)
+        optionalString(i.field)
+        string(i.site)
+    }
+
     /// Accepted message: uid · conversation · sender · [senderDevice] · type · dataTime · flags
     /// (persistent · offline|push bits · priority) · cuid · recipients · content length · hash.
     mutating func accepted(_ m: AcceptedMessage, epoch: Int64) {
@@ -230,5 +242,11 @@ extension RecordDecoder {
             dataTime: dataTime, flags: MessageTypeFlags(persistent: persistent, offline: bits & 1 != 0, push: bits & 2 != 0,
                                                          chatroomPriority: priority),
             clientUniqueId: cuid, recipients: recipients, contentLength: length, contentHash: hash)
+    }
+}
+
+extension RecordDecoder {
+    mutating func incompleteBody() throws(RecordDecodeError) -> IncompleteBody {
+        IncompleteBody(message: try string(), field: try optionalString(), site: try string())
     }
 }

@@ -124,14 +124,14 @@ public enum TraceEvent: Equatable, Sendable {
         case 40...62:
             let dev = try d.uvarintInt()
             if let r = try CallbackRecord.decode(kind: k, &d, epoch: epoch) { return .callback(device: dev, r) }
-        case 64...74:
+        case 64...75:
             let dev = try d.uvarintInt()
             if let r = try ClientNoteRecord.decode(kind: k, &d, epoch: epoch) { return .clientNote(device: dev, r) }
         case 80...83, 160...172:
             if let r = try ServerInputRecord.decode(kind: k, &d) { return .serverInput(r) }
         case 84...87:
             if let r = try ServerEffectRecord.decode(kind: k, &d) { return .serverEffect(r) }
-        case 96...117:
+        case 96...118:
             if let r = try ServerEventRecord.decode(kind: k, &d, epoch: epoch) { return .serverEvent(r) }
         case 176...187:
             if let r = try WorldNoteRecord.decode(kind: k, &d) { return .world(r) }

@@ -114,6 +114,7 @@ extension TraceEvent {
             case .storeError(let op, let m): return [F("operation", .text(op)), F("message", .text(m))]
             case .ignored(let i, let r): return [F("input", .text(i)), F("reason", .text(r))]
             case .syncState(let f, let t, let why): return [F("from", .text(f)), F("to", .text(t)), F("reason", .text(why))]
+            case .incompleteBody(let i): return Self.fields(i)
             }
         case .serverInput(let r):
             switch r {
@@ -181,6 +182,7 @@ extension TraceEvent {
             case .queryRejected(let c, let u, let t, let target, let code):
                 return [conn(c), F("user", .text(u)), F("topic", .text(t)), F("target", .text(target)), F("code", .int(Int64(code)))]
             case .chatroomCreated(let r, let by): return [F("room", .text(r)), F("by", .opt(by))]
+            case .incompleteBody(let i): return Self.fields(i)
             }
         case .meta(let m):
             switch m {
@@ -196,6 +198,10 @@ extension TraceEvent {
             }
         case .unknown(_, let body): return [F("bytes", .int(body.count))]
         }
+    }
+
+    static func fields(_ i: IncompleteBody) -> [TraceField] {
+        [TraceField("message", .text(i.message)), TraceField("field", .opt(i.field)), TraceField("site", .text(i.site))]
     }
 
     static func bytesFields(_ b: TraceBytes) -> [TraceField] {

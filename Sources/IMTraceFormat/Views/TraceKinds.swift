@@ -27,7 +27,7 @@ public enum TraceKinds {
                          "chatroomKVResult", "chatroomKV", "history", "remoteHistory", "recallResult"]
         for (i, n) in callbacks.enumerated() { t[UInt16(40 + i)] = "cb." + n }
         let notes = ["state", "stored", "skipped", "cursor", "reconnectScheduled", "requestTimedOut", "chatroomState", "changed",
-                     "storeError", "ignored", "syncState"]
+                     "storeError", "ignored", "syncState", "incompleteBody"]
         for (i, n) in notes.enumerated() { t[UInt16(64 + i)] = "client." + n }
         for (k, n) in [(80, "in.accepted"), (81, "in.bytes"), (82, "in.closed"), (83, "in.timer"),
                        (84, "out.send"), (85, "out.close"), (86, "out.setTimer"), (87, "out.cancelTimer")] {
@@ -36,7 +36,7 @@ public enum TraceKinds {
         let events = ["sessionOpened", "connectRejected", "sessionClosed", "kicked", "accepted", "rejected", "duplicateAbsorbed",
                       "fannedOut", "pulled", "offlineStored", "pushed", "dropped", "chatroomJoined", "chatroomLeft",
                       "chatroomDestroyed", "kvChanged", "recalled", "restarted", "protocolError", "reconnectRefused", "queryRejected",
-                      "chatroomCreated"]
+                      "chatroomCreated", "incompleteBody"]
         for (i, n) in events.enumerated() { t[UInt16(96 + i)] = "srv." + n }
         let api = ["connect", "disconnect", "logout", "send", "resend", "recall", "sendReadReceipt", "clearUnread", "joinChatroom",
                    "joinExistChatroom", "quitChatroom", "setChatroomKV", "removeChatroomKV", "getChatroomKV", "getHistory",

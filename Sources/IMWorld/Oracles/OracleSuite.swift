@@ -106,6 +106,10 @@ public final class OracleSuite: WorldObserver {
         return SimDuration.milliseconds(ms).description
     }
 
+    /// The name a core's incomplete body (`ProtoBody.encodeBuilt`) is reported under: a core bug,
+    /// judged by the suite itself whatever oracles are enabled.
+    public static let wireOracle = "wire"
+
     /// The chatroom message-type whitelist the server API last set (nil: the scenario's).
     private var whitelistTypesSet: Set<String>?
 
@@ -184,6 +188,8 @@ public final class OracleSuite: WorldObserver {
                 coverage.hit("reconnect during a pull")
             case .note(.requestTimedOut): coverage.hit("request timeout")
             case .callback(.chatroomKicked): coverage.hit("chatroom kicked")
+            case .note(.incompleteBody(let i)):
+                report(Self.wireOracle, device: device, "client core built an incomplete body: \(i)")
             default: break
             }
         }
@@ -221,6 +227,8 @@ public final class OracleSuite: WorldObserver {
             case .chatroomLeft(_, _, let reason): coverage.hit("chatroom left: \(reason.rawValue)")
             case .offlineStored: coverage.hit("offline inbox")
             case .restarted: coverage.hit("server restart")
+            case .incompleteBody(let i):
+                report(Self.wireOracle, "server core built an incomplete body: \(i)")
             default: break
             }
         }
