@@ -59,4 +59,19 @@ import Testing
                      index: read.index, time: read.time, scenario: "kv-read")
         #expect(v.detail.contains("answered 23406") && v.detail.contains("never that it left"), "\(v.detail)")
     }
+
+    /// Re-entering the room (a second join of it) and reading while that join awaits its answer:
+    /// the SDK answers 23406 (everyday seed 37); not judged, the app's own join is pending.
+    @Test func readDuringReEntryNotJudged() throws {
+        let s = try duo("kv-reentry", extra: Self.room, script: """
+            {"at": "2s", "device": "alice-phone", "action": "join", "room": "hall"},
+            {"at": "6s", "device": "alice-phone", "action": "join", "room": "hall"},
+            {"at": "6.01s", "device": "alice-phone", "action": "getKV", "room": "hall"}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let alice = try run.device("alice-phone")
+        let answers = tap.clientEffects(on: alice) { Self.kvAnswer($0) != nil }.compactMap { Self.kvAnswer($0.effect) }
+        #expect(answers == [IMErrorCode.notInChatroom.rawValue])
+    }
 }
