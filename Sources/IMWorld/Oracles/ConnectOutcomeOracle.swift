@@ -1,0 +1,108 @@
+import IMClient
+import IMWire
+import SimKernel
+
+/// connect-outcome: `connect(token, timeLimit)` answers the app once — `success(userId)` or
+/// `error(code)` (im-semantics §5: "callbacks dbOpened, success(userId), error(code) — after
+/// error the SDK never retries"). Judged from the app's calls and callbacks:
+///
+/// - the first time the SDK reports status CONNECTED for a call, the same input tells the app
+///   `success` with the device's own userId;
+/// - no second `success` or `error` for one call (a reconnection is not a new outcome);
+/// - no outcome without a call.
+///
+/// A call starts at `connect()` when none is active (the SDK ignores a connect during one), and
+/// ends at `disconnect()` / `logout()`, at its `error`, at a status that says the SDK stopped on
+/// its own (kicked, signed out, timeout, token incorrect, banned; UNCONNECTED in the foreground —
+/// in the background it is the iOS background close, §5) or when the app is killed. One report
+/// per device.
+final class ConnectOutcomeOracle: Oracle {
+    static let oracleName = "connect-outcome"
+    let name = ConnectOutcomeOracle.oracleName
+    unowned let suite: OracleSuite
+
+    private struct Device {
+        /// A connect call is active (the SDK connects or retries for it).
+        var active = false
+        /// Its outcome has not been given yet.
+        var owed = false
+        var background = false
+    }
+    private var devices: [Device] = []
+    private var reported: Set<Int> = []
+
+    init(suite: OracleSuite) { self.suite = suite }
+
+    private func ensure(_ d: Int) { while devices.count <= d { devices.append(Device()) } }
+
+    private func report(_ d: Int, _ detail: String) {
+        guard reported.insert(d).inserted else { return }
+        suite.report(name, device: d, detail)
+    }
+
+    func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
+        ensure(d)
+        switch input {
+        case .api(.connect):
+            if !devices[d].active { devices[d].active = true; devices[d].owed = true }
+        case .api(.disconnect), .api(.logout):
+            devices[d].active = false
+        case .lifecycle(.background):
+            devices[d].background = true
+        case .lifecycle(.foreground):
+            devices[d].background = false
+        default:
+            break
+        }
+    }
+
+    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+        ensure(d)
+        var success = false
+        var statusConnected = false
+        for case .callback(let c) in effects {
+            switch c {
+            case .connected(let userId):
+                success = true
+                let me = world.userId(ofDevice: d)
+                if !devices[d].owed {
+                    report(d, "told success(\(userId)) again: the connect() call's outcome was already given (or no call was made)")
+                } else if userId != me {
+                    report(d, "connect() succeeded with userId \(userId), but the device's token is \(me)'s")
+                }
+                devices[d].owed = false
+            case .connectError(let code):
+                if !devices[d].owed {
+                    report(d, "told error(\(code)) after the connect() call's outcome was already given (or no call was made)")
+                }
+                devices[d].active = false
+                devices[d].owed = false
+            case .connectionStatus(let s):
+                switch s {
+                case .connected: statusConnected = true
+                case .connecting, .networkUnavailable: break
+                // In the background UNCONNECTED is the background close (the call resumes at
+                // foreground); otherwise the SDK stopped on its own.
+                case .unconnected where devices[d].background: break
+                default: devices[d].active = false
+                }
+            default:
+                break
+            }
+        }
+        if statusConnected, devices[d].owed, !success {
+            report(d, "the SDK reported CONNECTED for the app's connect() call but did not tell the app success(userId)")
+            devices[d].owed = false
+        }
+    }
+
+    func world(_ world: World, note: WorldNote) {
+        // A killed app's SDK is gone; a started one is new (in the foreground, no call).
+        if case .lifecycle(let d, let change) = note, change == .killed || change == .started {
+            ensure(d)
+            devices[d] = Device()
+        }
+    }
+
+    func finalCheck(_ world: World) {}
+}
