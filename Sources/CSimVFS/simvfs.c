@@ -17,6 +17,16 @@
 #define MAX_FILES 16
 #define SHM_SLOTS SQLITE_SHM_NLOCK
 
+// A sector changed since the last sync, and where its synced content is kept: `undo` is an
+// offset into the file's undo buffer, or -1 when the sector lies wholly past the synced length
+// (its synced content is zeros: no copy — every WAL append between checkpoints is such a sector).
+typedef struct dirty_entry {
+    int64_t sector;
+    int64_t undo;
+} dirty_entry;
+
+static const uint8_t zero_sector[SECTOR];
+
 typedef struct simfile {
     char name[96];
     uint8_t *data;
@@ -24,9 +34,10 @@ typedef struct simfile {
     int64_t synced_size;
     uint8_t *dirty;             // one byte per sector: changed since the last sync
     int64_t dirty_cap;          // sectors the bitmap covers
-    int64_t *dirty_list;        // changed sectors, in order of first change
-    uint8_t *undo;              // SECTOR bytes per dirty_list entry: the synced content
+    dirty_entry *dirty_list;    // changed sectors, in order of first change
     int64_t n_dirty, list_cap;
+    uint8_t *undo;              // SECTOR bytes per saved synced content (dirty_entry.undo)
+    int64_t n_undo, undo_cap;
     // Rollback-journal locks (SQLite's five states), per file.
     int n_shared;
     void *reserved, *pending, *exclusive;
@@ -90,41 +101,58 @@ static int ensure_cap(simfile *f, int64_t n) {
     f->data = p; f->cap = c;
     return 1;
 }
-// Marks sector s changed, saving its synced content the first time.
-static int touch_sector(simfile *f, int64_t s) {
-    if (s >= f->dirty_cap) {
+// Marks the sectors of bytes [from, to) changed, saving each one's synced content the first
+// time (a copy only when the sector holds synced bytes). Capacity is grown once per call.
+static int touch_range(simfile *f, int64_t from, int64_t to) {
+    if (to <= from) return 1;
+    int64_t s0 = from / SECTOR, s1 = (to - 1) / SECTOR;
+    if (s1 >= f->dirty_cap) {
         int64_t c = f->dirty_cap ? f->dirty_cap : 64;
-        while (c <= s) c *= 2;
+        while (c <= s1) c *= 2;
         uint8_t *p = realloc(f->dirty, (size_t)c);
         if (!p) return 0;
         memset(p + f->dirty_cap, 0, (size_t)(c - f->dirty_cap));
         f->dirty = p; f->dirty_cap = c;
     }
-    if (f->dirty[s]) return 1;
-    if (f->n_dirty == f->list_cap) {
-        int64_t c = f->list_cap ? f->list_cap * 2 : 64;
-        int64_t *l = realloc(f->dirty_list, (size_t)c * sizeof(int64_t));
+    int64_t n = s1 - s0 + 1;
+    if (f->n_dirty + n > f->list_cap) {
+        int64_t c = f->list_cap ? f->list_cap : 64;
+        while (c < f->n_dirty + n) c *= 2;
+        dirty_entry *l = realloc(f->dirty_list, (size_t)c * sizeof(dirty_entry));
         if (!l) return 0;
-        f->dirty_list = l;
+        f->dirty_list = l; f->list_cap = c;
+    }
+    // Sectors holding synced bytes: s * SECTOR < synced_size.
+    int64_t synced_sectors = (f->synced_size + SECTOR - 1) / SECTOR;
+    int64_t copies = 0;
+    for (int64_t s = s0; s <= s1 && s < synced_sectors; s++) copies += !f->dirty[s];
+    if (copies && f->n_undo + copies > f->undo_cap) {
+        int64_t c = f->undo_cap ? f->undo_cap : 16;
+        while (c < f->n_undo + copies) c *= 2;
         uint8_t *u = realloc(f->undo, (size_t)c * SECTOR);
         if (!u) return 0;
-        f->undo = u; f->list_cap = c;
+        f->undo = u; f->undo_cap = c;
     }
-    if (!ensure_cap(f, (s + 1) * SECTOR)) return 0;
-    f->dirty[s] = 1;
-    f->dirty_list[f->n_dirty] = s;
-    memcpy(f->undo + f->n_dirty * SECTOR, f->data + s * SECTOR, SECTOR);
-    f->n_dirty++;
-    return 1;
-}
-static int touch_range(simfile *f, int64_t from, int64_t to) {
-    if (to <= from) return 1;
-    for (int64_t s = from / SECTOR; s <= (to - 1) / SECTOR; s++) if (!touch_sector(f, s)) return 0;
+    for (int64_t s = s0; s <= s1; s++) {
+        if (f->dirty[s]) continue;
+        f->dirty[s] = 1;
+        dirty_entry *e = &f->dirty_list[f->n_dirty++];
+        e->sector = s;
+        if (s < synced_sectors) {
+            // Within the buffer: its capacity covers the synced length, a multiple of SECTOR.
+            e->undo = f->n_undo * SECTOR;
+            memcpy(f->undo + e->undo, f->data + s * SECTOR, SECTOR);
+            f->n_undo++;
+        } else {
+            e->undo = -1;
+        }
+    }
     return 1;
 }
 static void file_sync(simfile *f) {
-    for (int64_t i = 0; i < f->n_dirty; i++) f->dirty[f->dirty_list[i]] = 0;
+    for (int64_t i = 0; i < f->n_dirty; i++) f->dirty[f->dirty_list[i].sector] = 0;
     f->n_dirty = 0;
+    f->n_undo = 0;
     f->synced_size = f->size;
 }
 static void set_size(simfile *f, int64_t n) {
@@ -545,9 +573,9 @@ int64_t imsim_simdisk_power_loss(imsim_simdisk *d, int torn) {
         if (torn && f->size > f->synced_size && (next_rand(d) & 1)) new_size = f->size;
         if (!ensure_cap(f, f->synced_size > f->size ? f->synced_size : f->size)) continue;
         for (int64_t k = 0; k < f->n_dirty; k++) {
-            int64_t s = f->dirty_list[k];
+            int64_t s = f->dirty_list[k].sector;
             uint8_t *p = f->data + s * SECTOR;
-            const uint8_t *old = f->undo + k * SECTOR;
+            const uint8_t *old = f->dirty_list[k].undo < 0 ? zero_sector : f->undo + f->dirty_list[k].undo;
             int keep = 0, half = 0;
             if (torn) {
                 // Kept with this power loss's survival odds; of the lost, one in eight is torn
@@ -569,9 +597,7 @@ int64_t imsim_simdisk_power_loss(imsim_simdisk *d, int torn) {
         int64_t old_size = f->size;
         f->size = new_size > old_size ? new_size : old_size;  // restored bytes are in the buffer
         set_size(f, new_size);
-        for (int64_t k = 0; k < f->n_dirty; k++) f->dirty[f->dirty_list[k]] = 0;
-        f->n_dirty = 0;
-        f->synced_size = f->size;
+        file_sync(f);
     }
     return total;
 }
@@ -584,6 +610,6 @@ int64_t imsim_simdisk_unsynced_sectors(const imsim_simdisk *d) {
 
 int64_t imsim_simdisk_used_bytes(const imsim_simdisk *d) {
     int64_t n = 0;
-    for (int i = 0; i < MAX_FILES; i++) if (d->files[i]) n += d->files[i]->size + d->files[i]->n_dirty * SECTOR;
+    for (int i = 0; i < MAX_FILES; i++) if (d->files[i]) n += d->files[i]->size + d->files[i]->n_undo * SECTOR;
     return n;
 }

@@ -35,6 +35,7 @@ extension ClientCore {
                                 localTime: now.milliseconds)
         do {
             try store.atomicTransaction { store in
+                if let floor = owedClientUniqueIdFloor { try store.raiseCounter(Self.clientUniqueIdCounter, toAtLeast: floor) }
                 send.clientUniqueId = deviceTag << 31 | (try store.nextCounterValue(Self.clientUniqueIdCounter) & 0x7FFF_FFFF)
                 guard flags.isPersisted else { return }
                 var key = conversation
@@ -51,6 +52,7 @@ extension ClientCore {
                 send.messageId = try store.insertOutgoing(outgoing).messageId
                 send.conversation = key
             }
+            owedClientUniqueIdFloor = nil
         } catch {
             storeError("insert outgoing", error)
             return rejectSend(conversation, objectName, code: IMErrorCode.databaseError.rawValue, reason: "store failed")
@@ -91,6 +93,9 @@ extension ClientCore {
         }
         var cuid = row.clientUniqueId ?? 0
         if cuid == 0 {
+            if let floor = owedClientUniqueIdFloor, (try? store.raiseCounter(Self.clientUniqueIdCounter, toAtLeast: floor)) != nil {
+                owedClientUniqueIdFloor = nil
+            }
             cuid = deviceTag << 31 | (((try? store.nextCounterValue(Self.clientUniqueIdCounter)) ?? 0) & 0x7FFF_FFFF)
         }
         let send = OutgoingSend(messageId: messageId, clientUniqueId: cuid, conversation: row.conversation,

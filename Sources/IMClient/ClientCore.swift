@@ -48,6 +48,10 @@ public struct ClientCore {
     var owedSentMarks: [OwedSentMark] = []
     var owedRoomCleanups: [OwedRoomCleanup] = []
     var owedClearUnreads: [OwedClearUnread] = []
+    /// The start-up clientUniqueId floor (device clock) whose write failed: raised inside the
+    /// next send's transaction, or that send could reuse a clientUniqueId the server already
+    /// accepted (a power loss took back the counter) and be swallowed as a repeat.
+    var owedClientUniqueIdFloor: Int64?
     /// Rooms whose last pulled page could not be stored: pulled again on the heartbeat.
     var roomsToRepull: Set<String> = []
 
@@ -132,6 +136,7 @@ public struct ClientCore {
                 try store.raiseCounter(Self.clientUniqueIdCounter, toAtLeast: now.milliseconds & 0x7FFF_FFFF)
             } catch {
                 storeError("clientUniqueId floor", error)
+                owedClientUniqueIdFloor = now.milliseconds & 0x7FFF_FFFF
             }
         }
         // Chatroom rows left by a previous process: the SDK keeps room state in memory only,

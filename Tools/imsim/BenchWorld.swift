@@ -31,6 +31,13 @@ struct BenchWorld: ParsableCommand {
     @Option(help: "Oracles: both (without, then with), off, on.") var oracles: OracleMode = .both
     @Flag(help: "Print JSON instead of text.") var json = false
     @Flag(help: "Also count the kernel events by kind (one extra run without oracles).") var breakdown = false
+    @Option(help: ArgumentHelp("Device stores: scenario (its client.store), memory, device (the simulated-storage VFS), or both (memory then device, alternately per repetition, and their CPU ratio).",
+                               discussion: "Digests differ between memory and device by design (device stores start the clientUniqueId counter at the device clock)."))
+    var store: StoreChoice = .scenario
+
+    enum StoreChoice: String, ExpressibleByArgument, CaseIterable {
+        case scenario, memory, device, both
+    }
 
     func validate() throws {
         guard repetitions >= 1 else { throw ValidationError("--repetitions must be at least 1") }
@@ -128,7 +135,7 @@ struct BenchWorld: ParsableCommand {
 
     func run() throws {
         BenchFormat.warnIfDebug()
-        let sc: Scenario
+        var sc: Scenario
         do { (sc, _) = try Scenario.load(pathOrName: scenario) } catch {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)
@@ -145,6 +152,9 @@ struct BenchWorld: ParsableCommand {
         case .off: [false]
         case .on: [true]
         }
+        if store == .both { return try runStorePair(sc, runSeed: runSeed, untilTime: untilTime, modes: modes) }
+        if store == .memory { sc.client.store = .memory }
+        if store == .device { sc.client.store = .device }
         var figures: [Figures] = []
         var devices = 0
         var firstDigest: String?

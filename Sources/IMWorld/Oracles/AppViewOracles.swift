@@ -266,6 +266,10 @@ final class RecallCopiesOracle: Oracle {
             guard let devices = shown[uid] else { continue }
             for d in devices.keys.sorted() where world.expectedOnline(d) && world.hasConnected(device: d) {
                 for id in devices[d]!.sorted() where !toldRecalled[d].contains(id) && recallAsked[d][id] == nil {
+                    // A row no longer holding the message (a power loss took it back; the next
+                    // sync stored it again under a new messageId, shown and judged as such)
+                    // shows nothing: no notice is owed for it (issue 28).
+                    if world.devices[d].disk != nil, ((try? world.store(ofDevice: d).message(id: id))??.messageUId) != uid { continue }
                     return (uid, d, id)
                 }
             }

@@ -1,0 +1,51 @@
+import IMClient
+import IMStore
+import IMWire
+import SimKernel
+import Testing
+@testable import IMWorld
+
+// Issue 28, third round: causes found by the storage sweeps (quickstart-storage / everyday-storage
+// with every bug switch off), each pinned to the seed that found it.
+
+/// Per device: the clientUniqueIds of the messages the app inserted, and the store errors noted.
+private final class SendTap: WorldObserver {
+    var clientUniqueIds: [String: [Int64]] = [:]
+    var storeErrors: [String: [String]] = [:]
+
+    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+        let id = world.deviceId(d)
+        for e in effects {
+            switch e {
+            case .callback(.messageInserted(let row)):
+                if let c = row.clientUniqueId { clientUniqueIds[id, default: []].append(c) }
+            case .note(.storeError(let op, _)):
+                storeErrors[id, default: []].append(op)
+            default:
+                break
+            }
+        }
+    }
+}
+
+@Suite struct StorageSweepRegressionTests {
+    /// quickstart-storage seed 5: carol's start-up write of the clientUniqueId floor failed (I/O
+    /// error window) after a power loss had taken back the counter, so her next sends reused
+    /// clientUniqueIds the server had accepted; the server absorbed one as a repeat and the new
+    /// message (messageId 27) was "completed" with an old messageUId (no-duplicate). The floor is
+    /// now owed and raised inside the next send's transaction.
+    @Test("a clientUniqueId floor whose start-up write failed is applied by the next send (quickstart-storage seed 5)")
+    func clientUniqueIdFloorOwedAfterStoreFailure() throws {
+        let (s, _) = try Scenario.load(pathOrName: "quickstart-storage")
+        let tap = SendTap()
+        let run = try ScenarioRun(scenario: s, seed: 5, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "quickstart-storage"),
+                                  observers: [tap])
+        run.run(until: SimTime.zero + .seconds(300))
+        #expect(tap.storeErrors["carol-phone", default: []].contains("clientUniqueId floor"),
+                "the seed no longer fails the floor write: \(tap.storeErrors["carol-phone", default: []])")
+        let ids = tap.clientUniqueIds["carol-phone", default: []]
+        #expect(ids.count > 5)
+        #expect(Set(ids).count == ids.count, "clientUniqueIds reused on carol-phone: \(ids)")
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+}
