@@ -254,14 +254,14 @@ import Testing
         func run(withCarol: Bool) throws -> Arrivals {
             let carol = withCarol ? #", {"id": "carol"}"# : ""
             let carolSends = withCarol
-                ? #", {"at": "10s", "device": "carol-phone", "action": "send", "to": "private:bob", "text": "from carol", "count": 30, "interval": "3s"}"#
+                ? #"{"at": "10s", "device": "carol-phone", "action": "send", "to": "private:bob", "text": "from carol", "count": 30, "interval": "3s"}, "#
                 : ""
             let s = try scenario("""
             {"name": "link-traffic", "duration": "2m",
              "users": [{"id": "alice"}, {"id": "bob"}\(carol)],
              "network": {"latency": {"logNormal": {"median": "40ms", "sigma": 0.5, "max": "3s"}}, "splitProbability": 0.5},
-             "script": [{"at": "11500ms", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "from alice",
-                         "count": 12, "interval": "7s"}\(carolSends)]}
+             "script": [\(carolSends){"at": "11500ms", "device": "alice-phone", "action": "send", "to": "private:bob",
+                         "text": "from alice", "count": 12, "interval": "7s"}]}
             """)
             let a = Arrivals()
             let world = try World(scenario: s, seed: 21)
