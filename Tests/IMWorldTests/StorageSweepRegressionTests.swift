@@ -13,7 +13,8 @@ private final class SendTap: WorldObserver {
     var clientUniqueIds: [String: [Int64]] = [:]
     var storeErrors: [String: [String]] = [:]
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        let effects = applied.effects
         let id = world.deviceId(d)
         for e in effects {
             switch e {

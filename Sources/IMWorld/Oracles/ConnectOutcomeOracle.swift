@@ -56,7 +56,8 @@ final class ConnectOutcomeOracle: Oracle {
         }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        let effects = applied.effects
         ensure(d)
         var success = false
         var statusConnected = false

@@ -35,7 +35,8 @@ final class KVReadOracle: Oracle {
         }
     }
 
-    func world(_ world: World, device d: Int, effects: [ClientEffect]) {
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        let effects = applied.effects
         ensure(d)
         for case .callback(let c) in effects {
             switch c {

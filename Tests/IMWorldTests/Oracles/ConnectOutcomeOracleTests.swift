@@ -36,11 +36,12 @@ import Testing
         func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
             inner.world(world, device: device, input: input, localMs: localMs)
         }
-        func world(_ world: World, device: Int, effects: [ClientEffect]) {
-            inner.world(world, device: device, effects: world.deviceId(device) == "alice-phone" ? rewrite(effects) : effects)
+        func world(_ world: World, device: Int, applied: AppliedClientEffects) {
+            inner.world(world, device: device, applied: world.deviceId(device) == "alice-phone"
+                ? AppliedClientEffects(rewrite(applied.effects), openedConnections: applied.openedConnections) : applied)
         }
         func world(_ world: World, serverInput: ServerInput, serverMs: Int64) { inner.world(world, serverInput: serverInput, serverMs: serverMs) }
-        func world(_ world: World, serverEffects: [ServerEffect]) { inner.world(world, serverEffects: serverEffects) }
+        func world(_ world: World, serverApplied: AppliedServerEffects) { inner.world(world, serverApplied: serverApplied) }
         func world(_ world: World, note: WorldNote) { inner.world(world, note: note) }
         func worldDidFinish(_ world: World) { inner.finalCheck(world) }
     }
