@@ -47,12 +47,14 @@ let package = Package(
         .target(name: "IMWorldValues"),
         .target(name: "IMWorld", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorldValues"]),
         .target(name: "CCRC32C"),
+        // The one zstd wrapper: the trace's one-shot blocks and the capture's stream.
+        .target(name: "IMZstd", dependencies: ["CZstd"]),
         // Trace container, records, reader, writer, the core-value recorder and the views: no simulator.
-        .target(name: "IMTraceFormat", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorldValues", "CZstd", "CCRC32C"]),
+        .target(name: "IMTraceFormat", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorldValues", "IMZstd", "CCRC32C"]),
         // The world observer that records a run, and the views that read the ledger.
         .target(name: "IMTrace", dependencies: ["SimKernel", "IMWorld", "IMTraceFormat"]),
         // Capture format, reader, writer and the recording sink: no simulator, so the runtime can record.
-        .target(name: "IMCapture", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "CZstd"]),
+        .target(name: "IMCapture", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMZstd"]),
         .target(name: "IMReplay", dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMWorld", "IMCapture"]),
         // The real runtime: the same cores over TCP (SwiftNIO), real clocks; outside the determinism rules.
         .target(name: "IMRuntime", dependencies: ["SimKernel", "IMClient", "IMServer", "IMStore", "IMWire", "IMCapture", "IMTraceFormat", nioCore, nioPosix, crypto]),
@@ -65,7 +67,7 @@ let package = Package(
         // comparison).
         .target(name: "Benchmarks",
                 dependencies: ["SimKernel", "IMWire", "IMStore", "IMClient", "IMServer", "IMWorld", "IMTrace", "IMCapture",
-                               "IMReplay", "IMRuntime", "IMImport", heap, protobuf],
+                               "IMReplay", "IMRuntime", "IMImport", "IMZstd", heap, protobuf],
                 path: "Tools/Benchmarks"),
         .executableTarget(
             name: "IMSimCLI",

@@ -1,3 +1,4 @@
+import IMZstd
 import SimKernel
 
 /// A finished block as the writer hands it over: its payload and what the index says of it.

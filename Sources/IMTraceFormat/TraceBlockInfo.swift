@@ -1,3 +1,4 @@
+import IMZstd
 import SimKernel
 
 /// What the index (footer, or a salvage scan) knows about one block, without decompressing it.

@@ -1,3 +1,4 @@
+import IMZstd
 import SimKernel
 
 /// The footer of a finished trace: the block index, totals and the run's final digest.

@@ -1,3 +1,4 @@
+import IMZstd
 import SimKernel
 
 /// Reads a trace one block at a time (memory: one compressed and one uncompressed block).
@@ -27,7 +28,8 @@ public final class TraceReader {
     public var path: String { source.path }
 
     private let source: TraceSource
-    private let decompressor = ZstdDecompressor()
+    // Without a window limit zstd cannot fail to make a context short of memory.
+    private let decompressor = try! ZstdDecompressor()
     private var compressed: [UInt8] = []
     /// The loaded block; refilled in place when no record references it any more.
     @exclusivity(unchecked) private var current = TraceBlock(info: TraceBlockInfo(
@@ -149,10 +151,10 @@ public final class TraceReader {
         current.bytes.append(contentsOf: repeatElement(0, count: b.uncompressedLength))
         let zstdError = compressed.withUnsafeBytes { src in
             current.bytes.withUnsafeMutableBytes { dst in
-                decompressor.decompress(UnsafeRawBufferPointer(rebasing: src[TraceFormat.blockHeaderSize...]), into: dst)
+                decompressor.decompressFrame(UnsafeRawBufferPointer(rebasing: src[TraceFormat.blockHeaderSize...]), into: dst)
             }
         }
-        if let zstdError { throw .zstd(block: b.number, offset: b.offset, message: zstdError) }
+        if let zstdError { throw .zstd(block: b.number, offset: b.offset, message: zstdError.message) }
         let crc = CRC32C.checksum(current.bytes)
         guard crc == b.payloadChecksum else {
             throw .checksumMismatch(block: b.number, offset: b.offset, expected: b.payloadChecksum, actual: crc)

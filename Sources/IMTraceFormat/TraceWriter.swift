@@ -1,3 +1,4 @@
+import IMZstd
 import SimKernel
 
 /// Knobs of a `TraceWriter`.
@@ -96,7 +97,7 @@ public final class TraceWriter {
     /// Creates (truncates) the trace file at `path` and writes the header.
     public convenience init(path: String, header: TraceHeader, options: TraceWriterOptions = .init()) throws(TraceError) {
         try options.validate()
-        let compressor = try ZstdCompressor(level: options.compressionLevel)
+        let compressor = try ZstdCompressor.traceBlocks(level: options.compressionLevel)
         let sink = try TraceSink(path: path, sync: options.syncEachBlock)
         try self.init(header: header, options: options, sink: sink, compressor: compressor)
     }
@@ -105,7 +106,7 @@ public final class TraceWriter {
     /// writes past that many bytes fail like a full disk (tests of write errors).
     public convenience init(inMemory header: TraceHeader, options: TraceWriterOptions = .init(), limit: Int = .max) throws(TraceError) {
         try options.validate()
-        let compressor = try ZstdCompressor(level: options.compressionLevel)
+        let compressor = try ZstdCompressor.traceBlocks(level: options.compressionLevel)
         try self.init(header: header, options: options, sink: TraceSink(memory: (), limit: limit), compressor: compressor)
     }
 

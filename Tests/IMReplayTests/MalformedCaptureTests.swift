@@ -122,7 +122,7 @@ import Testing
         try sink.write(bytes(l) + [0x0A])
         try sink.finish()
         let whole = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(Array(whole.prefix(4)) == zstdMagic)
+        #expect(Array(whole.prefix(4)) == [0x28, 0xB5, 0x2F, 0xFD])   // the zstd frame magic
         #expect(readError(whole) == nil)
         // A writer killed mid-frame: the complete lines before the cut are read, the tail is
         // reported as torn (issue 23), not as an error that loses the whole capture.

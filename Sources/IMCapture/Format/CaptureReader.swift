@@ -1,3 +1,4 @@
+import IMZstd
 import IMClient
 import IMWire
 

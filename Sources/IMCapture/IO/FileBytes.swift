@@ -1,3 +1,4 @@
+import IMZstd
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -87,7 +88,7 @@ public final class CaptureFileSink: CaptureSink {
     public let compressed: Bool
     private let tempPath: String
     private var fd: Int32
-    private var zstd: ZstdStreamCompressor?
+    private var zstd: ZstdCompressor?
     private var pending: [UInt8] = []
     private let flushThreshold = 64 * 1024
 
@@ -101,7 +102,7 @@ public final class CaptureFileSink: CaptureSink {
         fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw CaptureError(.io, line: 0, "cannot create \(tempPath): \(errnoText(errno))") }
         if self.compressed {
-            do { zstd = try ZstdStreamCompressor(level: level) } catch {
+            do { zstd = try ZstdCompressor.captureStream(level: level) } catch {
                 close(fd)
                 unlink(tempPath)
                 throw error
@@ -119,7 +120,7 @@ public final class CaptureFileSink: CaptureSink {
     private func flush(end: Bool) throws(CaptureError) {
         guard fd >= 0 else { throw CaptureError(.io, line: 0, "\(path): writer already closed") }
         let out: [UInt8]
-        if let z = zstd { out = try z.compress(pending, end: end) } else { out = pending }
+        if let z = zstd { out = try z.captureCompress(pending, end: end) } else { out = pending }
         pending.removeAll(keepingCapacity: true)
         var done = 0
         while done < out.count {

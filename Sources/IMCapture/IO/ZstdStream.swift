@@ -1,48 +1,25 @@
-import CZstd
+import IMZstd
 
-/// zstd streaming compression (`ZSTD_compressStream2`), single-threaded (`nbWorkers = 0`) with a
-/// content checksum, so a damaged capture is detected when its frame ends.
-package final class ZstdStreamCompressor {
-    private let cctx: OpaquePointer
-    private var out = [UInt8](repeating: 0, count: ZSTD_CStreamOutSize())
-
-    package init(level: Int32) throws(CaptureError) {
-        guard level >= 1, level <= ZSTD_maxCLevel() else {
-            throw CaptureError(.io, line: 0, "zstd level \(level) outside 1…\(ZSTD_maxCLevel())")
+/// The capture's zstd stream (`.zst`): written with `IMZstd.ZstdCompressor.compressStream`
+/// (content checksum on, so a damaged capture is detected when its frame ends) and read back by
+/// `ZstdDecompressingSource`.
+extension ZstdCompressor {
+    /// The capture stream's compressor at `level` (1…max).
+    static func captureStream(level: Int32) throws(CaptureError) -> ZstdCompressor {
+        guard level >= 1, level <= ZstdCompressor.levels.upperBound else {
+            throw CaptureError(.io, line: 0, "zstd level \(level) outside 1…\(ZstdCompressor.levels.upperBound)")
         }
-        guard let c = ZSTD_createCCtx() else { throw CaptureError(.zstd, line: 0, "ZSTD_createCCtx failed") }
-        cctx = c
-        for (p, v) in [(ZSTD_c_compressionLevel, level), (ZSTD_c_nbWorkers, 0), (ZSTD_c_checksumFlag, 1)] {
-            let r = ZSTD_CCtx_setParameter(cctx, p, v)
-            if ZSTD_isError(r) != 0 {
-                ZSTD_freeCCtx(cctx)
-                throw CaptureError(.zstd, line: 0, "zstd parameter: \(zstdErrorName(r))")
-            }
+        // contentSize: zstd's default, which the capture stream always had (same bytes).
+        do { return try ZstdCompressor(level: level, checksum: true, contentSize: true) } catch {
+            throw CaptureError(.zstd, line: 0, error.message)
         }
     }
 
-    deinit { ZSTD_freeCCtx(cctx) }
-
-    /// Compresses `input`; with `end` the frame is closed. Returns the compressed bytes produced.
-    package func compress(_ input: [UInt8], end: Bool) throws(CaptureError) -> [UInt8] {
-        var result: [UInt8] = []
-        var failure: Int?
-        let outCap = out.count
-        input.withUnsafeBytes { src in
-            var inBuf = ZSTD_inBuffer(src: src.baseAddress, size: src.count, pos: 0)
-            out.withUnsafeMutableBytes { dst in
-                while true {
-                    var outBuf = ZSTD_outBuffer(dst: dst.baseAddress, size: outCap, pos: 0)
-                    let r = ZSTD_compressStream2(cctx, &outBuf, &inBuf, end ? ZSTD_e_end : ZSTD_e_continue)
-                    if ZSTD_isError(r) != 0 { failure = r; return }
-                    result.append(contentsOf: UnsafeRawBufferPointer(rebasing: dst[0..<outBuf.pos]))
-                    // e_continue: done when all input is consumed; e_end: when r == 0 (frame flushed).
-                    if end ? r == 0 : inBuf.pos == inBuf.size { return }
-                }
-            }
+    /// `compressStream` with the capture's error.
+    func captureCompress(_ input: [UInt8], end: Bool) throws(CaptureError) -> [UInt8] {
+        do { return try compressStream(input, end: end) } catch {
+            throw CaptureError(.zstd, line: 0, "compression failed: \(error.message)")
         }
-        if let f = failure { throw CaptureError(.zstd, line: 0, "compression failed: \(zstdErrorName(f))") }
-        return result
     }
 }
 
@@ -50,7 +27,7 @@ package final class ZstdStreamCompressor {
 /// Memory is bounded: one input chunk, one output chunk and a window of at most 2^24 bytes
 /// (a frame that asks for more is refused).
 final class ZstdDecompressingSource: ByteSource {
-    private let dctx: OpaquePointer
+    private let zstd: ZstdDecompressor
     private let inner: ByteSource
     private var input: [UInt8] = []
     private var inputPos = 0
@@ -58,31 +35,23 @@ final class ZstdDecompressingSource: ByteSource {
     /// The last `ZSTD_decompressStream` result: 0 means "a frame just ended".
     private var lastResult = 0
     private var sawAnyInput = false
-    private var output = [UInt8](repeating: 0, count: ZSTD_DStreamOutSize())
+    private var output = [UInt8](repeating: 0, count: ZstdDecompressor.streamOutSize)
     /// Line being read when an error happens (set by the line reader, for messages).
     var currentLine = 0
 
     init(_ inner: ByteSource, prefix: [UInt8]) throws(CaptureError) {
-        guard let d = ZSTD_createDCtx() else { throw CaptureError(.zstd, line: 0, "ZSTD_createDCtx failed") }
-        dctx = d
+        do { zstd = try ZstdDecompressor(windowLogMax: 24) } catch { throw CaptureError(.zstd, line: 0, error.message) }
         self.inner = inner
         input = prefix
         sawAnyInput = !prefix.isEmpty
-        let r = ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, 24)
-        if ZSTD_isError(r) != 0 {
-            ZSTD_freeDCtx(dctx)
-            throw CaptureError(.zstd, line: 0, "zstd parameter: \(zstdErrorName(r))")
-        }
     }
-
-    deinit { ZSTD_freeDCtx(dctx) }
 
     func read(into buffer: inout [UInt8], max: Int) throws(CaptureError) -> Int {
         while true {
             if inputPos == input.count && !innerEnded {
                 input.removeAll(keepingCapacity: true)
                 inputPos = 0
-                if try inner.read(into: &input, max: ZSTD_DStreamInSize()) == 0 {
+                if try inner.read(into: &input, max: ZstdDecompressor.streamInSize) == 0 {
                     innerEnded = true
                 } else {
                     sawAnyInput = true
@@ -91,22 +60,20 @@ final class ZstdDecompressingSource: ByteSource {
             let exhausted = inputPos == input.count && innerEnded
             // All input consumed at a frame boundary: the stream is complete.
             if exhausted && (lastResult == 0 || !sawAnyInput) { return 0 }
-            var produced = 0
-            var failure: Int?
             let cap = Swift.min(output.count, max)
-            input.withUnsafeBytes { src in
-                var inBuf = ZSTD_inBuffer(src: src.baseAddress, size: src.count, pos: inputPos)
+            var pos = inputPos
+            let step = input.withUnsafeBytes { src in
                 output.withUnsafeMutableBytes { dst in
-                    var outBuf = ZSTD_outBuffer(dst: dst.baseAddress, size: cap, pos: 0)
-                    let r = ZSTD_decompressStream(dctx, &outBuf, &inBuf)
-                    if ZSTD_isError(r) != 0 { failure = r; return }
-                    lastResult = r
-                    produced = outBuf.pos
+                    zstd.decompressStream(src, pos: &pos, into: UnsafeMutableRawBufferPointer(rebasing: dst[0..<cap]))
                 }
-                inputPos = inBuf.pos
             }
-            if let f = failure {
-                throw CaptureError(.zstd, line: currentLine, "corrupt zstd stream: \(zstdErrorName(f))")
+            let produced: Int
+            switch step {
+            case .failure(let f): throw CaptureError(.zstd, line: currentLine, "corrupt zstd stream: \(f.message)")
+            case .success(let s):
+                inputPos = pos
+                lastResult = s.hint
+                produced = s.produced
             }
             if produced > 0 {
                 buffer.append(contentsOf: output[0..<produced])
@@ -120,7 +87,3 @@ final class ZstdDecompressingSource: ByteSource {
     }
 }
 
-/// The zstd frame magic number, little-endian on disk.
-package let zstdMagic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
-
-func zstdErrorName(_ code: Int) -> String { String(cString: ZSTD_getErrorName(code)) }

@@ -1,3 +1,4 @@
+import IMZstd
 import IMReplay
 import IMCapture
 import IMClient
@@ -57,7 +58,7 @@ public struct CaptureFuzz: FuzzTarget {
         FuzzRunner.mutate(&text, &rng)
         var input = text
         if compressed {
-            guard let z = try? ZstdStreamCompressor(level: 1), let c = try? z.compress(text, end: true) else {
+            guard let z = try? ZstdCompressor(level: 1, checksum: true, contentSize: true), let c = try? z.compressStream(text, end: true) else {
                 return FuzzOutcome(inputBytes: 0, violation: "zstd compression failed")
             }
             input = c
