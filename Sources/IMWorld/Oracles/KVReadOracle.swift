@@ -6,10 +6,9 @@ import SimKernel
 /// answers "not in the chatroom" (23406, im-semantics §6) only when the app is in no such room:
 /// it never got `chatroomJoined` for it, or has been told since that it left (quit, kicked,
 /// destroyed, a failed join) or was killed. (Before the post-join sync the answer is 34004, the
-/// attribute-sync rule's business.) Not judged while the app's own join of the room awaits its
-/// answer: during a re-entry (a second join of a room it is in, everyday's "re-entering the room
-/// screen") the SDK answers 23406 — everyday seed 37, bob-phone at 257.577 s; whether it should is
-/// a model question (Docs/oracles.md, Known gaps). Judged from the app's calls and callbacks only;
+/// attribute-sync rule's business.) Judged during a re-entry too (a second join of a room the app
+/// is in, everyday's "re-entering the room screen"): the user stays in the room while that join is
+/// pending (§6), so its attributes stay readable. Judged from the app's calls and callbacks only;
 /// not on a simulated disk
 /// (a quit whose row deletion failed is told to the app only once it commits, issue 28). One
 /// report per device.
@@ -19,21 +18,11 @@ final class KVReadOracle: Oracle {
     unowned let suite: OracleSuite
     /// Per device: the rooms the app was told it is in.
     private var inRoom: [Set<String>] = []
-    /// Per device: rooms the app asked to join (again) and has no answer for yet.
-    private var joining: [Set<String>] = []
     private var reported: Set<Int> = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
-    private func ensure(_ d: Int) { while inRoom.count <= d { inRoom.append([]); joining.append([]) } }
-
-    func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
-        ensure(d)
-        switch input {
-        case .api(.joinChatroom(let room, _)), .api(.joinExistChatroom(let room, _)): joining[d].insert(room)
-        default: break
-        }
-    }
+    private func ensure(_ d: Int) { while inRoom.count <= d { inRoom.append([]) } }
 
     func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
         let effects = applied.effects
@@ -42,12 +31,10 @@ final class KVReadOracle: Oracle {
             switch c {
             case .chatroomJoined(let room):
                 inRoom[d].insert(room)
-                joining[d].remove(room)
             case .chatroomQuit(let room), .chatroomKicked(let room), .chatroomDestroyed(let room), .chatroomJoinFailed(let room, _):
                 inRoom[d].remove(room)
-                joining[d].remove(room)
             case .chatroomKV(let room, _, let error?) where error == IMErrorCode.notInChatroom.rawValue && inRoom[d].contains(room)
-                && !joining[d].contains(room) && world.devices[d].disk == nil:
+                && world.devices[d].disk == nil:
                 guard reported.insert(d).inserted else { continue }
                 suite.report(name, device: d, conversation: ConversationKey(.chatroom, room),
                              "getChatroomKV(\(room)) answered 23406 (not in the chatroom) but the app was told it joined "
@@ -62,7 +49,6 @@ final class KVReadOracle: Oracle {
         if case .lifecycle(let d, .killed) = note {
             ensure(d)
             inRoom[d] = []
-            joining[d] = []
         }
     }
 
