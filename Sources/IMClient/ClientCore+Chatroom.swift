@@ -257,6 +257,7 @@ extension ClientCore {
         }
         var items: [IncomingMessage] = []
         items.reserveCapacity(page.list.count)
+        let joinCacheBefore = room.joinCache
         for d in page.list {
             let m = IncomingMessage(d)
             if m.dataTime < room.cursor {
@@ -287,11 +288,16 @@ extension ClientCore {
         guard deliver(items, hasPackage: false, path: "chrmPull \(roomId)", inbox: nil, sendbox: nil) else {
             // Not stored (storage fault): the room cursor goes back, so the room's next pull
             // fetches these messages again.
-            if var r = rooms[roomId], r.cursor == page.syncTime, cursorBefore < page.syncTime {
-                r.cursor = cursorBefore
+            // Nor were they shown: their ids leave the join cache, or the next join pull would
+            // skip them as seen (everyday-storage --swarm seed 19).
+            if var r = rooms[roomId] {
+                r.joinCache = joinCacheBefore
+                if r.cursor == page.syncTime, cursorBefore < page.syncTime {
+                    r.cursor = cursorBefore
+                    out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
+                                      what: "room cursor back to \(cursorBefore): page not stored"))
+                }
                 rooms.insert(r)
-                out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
-                                  what: "room cursor back to \(cursorBefore): page not stored"))
             }
             // Pulled again on the heartbeat if no s_ntf comes first (a quiet room would
             // otherwise never bring these messages back).

@@ -102,6 +102,23 @@ private let sendScript = """
         #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
     }
 
+    @Test("a room page that could not be stored leaves no id in the join cache (everyday-storage --swarm seed 19)")
+    func unstoredRoomPageIsNotRemembered() throws {
+        // bob's room message reaches alice while her store fails every write; she re-enters the
+        // room before the heartbeat's re-pull: the join pull must bring the message, not skip it
+        // as already shown.
+        let s = try storageScenario(script: """
+            {"at": "4900ms", "device": "alice-phone", "action": "ioError", "for": "1s"},
+            {"at": "5s", "device": "bob-phone", "action": "send", "to": "chatroom:lobby", "text": "one"},
+            {"at": "8s", "device": "alice-phone", "action": "join", "room": "lobby"}
+            """)
+        let tap = AppVsStore()
+        let run = try ScenarioRun(scenario: s, seed: 1, oracles: OracleOptions(scenarioArgument: "storage-client"), observers: [tap])
+        run.run()
+        #expect(tap.storeErrors.contains { $0.contains("chrmPull") || $0.contains("lobby") }, "the I/O error missed the pull: \(tap.storeErrors)")
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+
     @Test("own messages a power loss took back are stored again from their sendbox copies")
     func ownMessagesRestoredAfterPowerLoss() throws {
         let s = try storageScenario(script: """
