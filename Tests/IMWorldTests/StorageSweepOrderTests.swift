@@ -31,6 +31,8 @@ import Testing
         // One process, one template, seed 8's devices freed before seed 4 allocates its own.
         let together = try seeds.map { try run(s, seed: $0, shared: shared) }
         let alone = try seeds.map { try run(s, seed: $0, shared: nil) }
+        // Digests first: a short message when they differ; then everything, ledgers included.
+        #expect(together.map(\.result.digest) == alone.map(\.result.digest))
         #expect(together == alone)
         #expect(alone[0].result.digest != alone[1].result.digest, "different seeds, different runs")
         for o in alone {

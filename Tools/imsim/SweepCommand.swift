@@ -227,6 +227,9 @@ struct SweepRunCommand: ParsableCommand {
             print("sweep \(sc.name)\(shardText): \(lines.count) seed(s), \(fails.count) failure(s), \(errs) error(s) in \(String(format: "%.1f", wall)) s (\(String(format: "%.2f", summary.seedsPerSecond)) seeds/s)" + (resumed > 0 ? ", \(resumed) from an earlier run" : ""))
             for o in byOracle.keys.sorted() { print("  \(o): \(byOracle[o]!)") }
             print("  results: \(path)")
+            // Which binary ran: digests compare only within one build (Docs/store.md, issue 28).
+            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            print("  build: \(header.build) (\(exe))")
         }
         if lost > 0 && !stoppedEarly {
             throw Self.fail("\(lost) seed(s) got no result (a worker died); rerun the same command to run them")
