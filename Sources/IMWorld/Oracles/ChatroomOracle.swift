@@ -43,8 +43,6 @@ final class ChatroomOracle: Oracle {
     /// Devices whose last join on their current connection was a `joinChrmR`.
     private var lastJoinWasRejoin: Set<Int> = []
 
-    /// The drop policy (B13): the window model shared with the quota oracle.
-    private var quotaModel: QuotaWindowModel?
     private var chatroomConfig: ChatroomConfig?
     /// The offline-kick rule and the KV limits/ownership, re-derived from server events.
     private var rules = ChatroomRuleModel()
@@ -134,8 +132,6 @@ final class ChatroomOracle: Oracle {
 
     func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
         let effects = applied.effects
-        if quotaModel == nil { quotaModel = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario)) }
-        quotaModel!.clientSent(effects)
         kv(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
         rejoin(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
         // Local messages are deleted on quit: the device-local rule shared with `imsim replay`.
@@ -209,14 +205,13 @@ final class ChatroomOracle: Oracle {
     /// explain (judged only while no client has sent a chatroom STATUS message, which takes a slot
     /// without a `messageAccepted`); a high-priority drop in a window where more low-priority
     /// messages got in than there are shared slots means low took reserved high slots (B13).
-    private func quota(_ world: World, _ serverEffects: [ServerEffect]) {
-        if quotaModel == nil { quotaModel = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario)) }
-        let judgements = quotaModel!.serverEffects(serverEffects, serverMs: world.serverMs) { suite.chatroomWhitelisted(world, $0) }
-        let k = quotaModel!.knobs
-        for j in judgements where j.dropped {
+    private func quota(_ world: World) {
+        guard let model = suite.quotaModel else { return }
+        let k = model.knobs
+        for j in suite.quotaJudgements where j.dropped {
             let m = j.message, w = j.window
             let device = m.senderDeviceId.flatMap { world.deviceIndex($0) }
-            if j.hadSlot && !quotaModel!.uncountedSlots {
+            if j.hadSlot && !model.uncountedSlots {
                 suite.report(name, device: device, conversation: m.conversation,
                              messageUId: m.messageUId, "chatroom \(m.conversation.targetId): \(j.priority.rawValue)-priority " +
                              "\(m.objectName) from \(m.senderUserId) dropped by the quota while its \(k.windowMs) ms window " +
@@ -275,7 +270,7 @@ final class ChatroomOracle: Oracle {
 
     func world(_ world: World, serverApplied: AppliedServerEffects) {
         let serverEffects = serverApplied.effects
-        quota(world, serverEffects)
+        quota(world)
         var overflow: [(user: String, room: String, uid: String)] = []
         for effect in serverEffects {
             guard case .event(let e) = effect else { continue }

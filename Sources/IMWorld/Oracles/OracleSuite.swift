@@ -74,6 +74,9 @@ public final class OracleSuite: WorldObserver {
             + [HeartbeatOracle(suite: self), ChatroomQuotaOracle(suite: self), ContentOracle(suite: self)]
             + MutationOracles.make(suite: self)
         oracles = all.filter { options.enabled.contains($0.name) }
+        if options.enabled.contains("chatroom") || options.enabled.contains(ChatroomQuotaOracle.oracleName) {
+            quotaModel = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario))
+        }
         world.addObserver(self)
         if let noLoss = oracles.first(where: { $0 is NoLossOracle }) as? NoLossOracle {
             world.convergenceChecks.append { noLoss.allDelivered($0) }
@@ -193,8 +196,15 @@ public final class OracleSuite: WorldObserver {
             default: break
             }
         }
+        quotaModel?.clientSent(effects.effects)
         for o in oracles { o.world(world, device: device, applied: effects) }
     }
+
+    /// The §6 window model the chatroom and quota oracles both judge by, fed once per fact
+    /// (nil when neither runs).
+    private(set) var quotaModel: QuotaWindowModel?
+    /// Its judgements of the server effect list being dispatched.
+    private(set) var quotaJudgements: [QuotaWindowModel.Judgement] = []
 
     public func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
         for case .event(let e) in serverEffects {
@@ -231,6 +241,9 @@ public final class OracleSuite: WorldObserver {
                 report(Self.wireOracle, "server core built an incomplete body: \(i)")
             default: break
             }
+        }
+        if quotaModel != nil {
+            quotaJudgements = quotaModel!.serverEffects(serverEffects.effects, serverMs: world.serverMs) { chatroomWhitelisted(world, $0) }
         }
         for o in oracles { o.world(world, serverApplied: serverEffects) }
     }

@@ -15,20 +15,16 @@ final class ChatroomQuotaOracle: Oracle {
     static let oracleName = "quota"
     let name = ChatroomQuotaOracle.oracleName
     unowned let suite: OracleSuite
-    private var model: QuotaWindowModel?
     private var reported = false
 
     init(suite: OracleSuite) { self.suite = suite }
 
     func world(_ world: World, serverApplied: AppliedServerEffects) {
-        let serverEffects = serverApplied.effects
-        if model == nil { model = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario)) }
-        let judgements = model!.serverEffects(serverEffects, serverMs: world.serverMs) { suite.chatroomWhitelisted(world, $0) }
-        for j in judgements { judge(world, j) }
+        for j in suite.quotaJudgements { judge(world, j) }
     }
 
     private func judge(_ world: World, _ j: QuotaWindowModel.Judgement) {
-        let m = j.message, knobs = model!.knobs
+        let m = j.message, knobs = suite.quotaModel!.knobs
         if j.dropped {
             if j.priority == .whitelisted {
                 violation(world, m, "whitelisted \(m.objectName) from \(m.senderUserId) dropped by the quota: §6 never drops it")
