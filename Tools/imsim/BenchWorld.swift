@@ -163,14 +163,7 @@ struct BenchWorld: ParsableCommand {
             var walls: [Double] = []
             var cpus: [Double] = []
             for rep in 0..<repetitions {
-                let run: ScenarioRun
-                do {
-                    let o = withOracles ? OracleOptions(stopAtFirstViolation: false, scenarioArgument: scenario) : nil
-                    run = try ScenarioRun(scenario: sc, seed: runSeed, scenarioArgument: scenario, oracles: o)
-                } catch {
-                    FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
-                    throw ExitCode(2)
-                }
+                let run = try makeRun(sc, seed: runSeed, withOracles: withOracles)
                 devices = run.world.deviceCount
                 let cpu0 = CPUClock.threadSeconds()
                 let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
@@ -225,6 +218,18 @@ struct BenchWorld: ParsableCommand {
                     print("    \(k.kind.padding(toLength: 30, withPad: " ", startingAt: 0)) \(String(k.count).leftPadded(9))  \(String(format: "%5.1f", Double(k.count) * 100 / Double(max(total, 1))))%")
                 }
             }
+        }
+    }
+
+    /// One run of the benchmark (all oracles, none stopping the run, or none); a scenario that
+    /// does not load ends the command with exit code 2.
+    func makeRun(_ sc: Scenario, seed: UInt64, withOracles: Bool) throws -> ScenarioRun {
+        do {
+            let o = withOracles ? OracleOptions(stopAtFirstViolation: false, scenarioArgument: scenario) : nil
+            return try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: o)
+        } catch {
+            FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
+            throw ExitCode(2)
         }
     }
 

@@ -35,14 +35,7 @@ extension BenchWorld {
                 for mode in [ClientSettings.StoreMode.memory, .device] {
                     var sc = base
                     sc.client.store = mode
-                    let run: ScenarioRun
-                    do {
-                        let o = withOracles ? OracleOptions(stopAtFirstViolation: false, scenarioArgument: scenario) : nil
-                        run = try ScenarioRun(scenario: sc, seed: runSeed, scenarioArgument: scenario, oracles: o)
-                    } catch {
-                        FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
-                        throw ExitCode(2)
-                    }
+                    let run = try makeRun(sc, seed: runSeed, withOracles: withOracles)
                     devices = run.world.deviceCount
                     let cpu0 = CPUClock.threadSeconds()
                     run.run(until: untilTime)
