@@ -277,15 +277,13 @@ final class ChatroomOracle: Oracle {
             checkRules(world, e)
             switch e {
             case .messageAccepted(let m) where m.conversation.type == .chatroom:
-                guard !m.flags.isStatus else { continue }
+                // A message dropped for everyone never enters the server's ring (§6), so it
+                // must not push the oldest entry out of the model either.
+                guard !m.flags.isStatus, m.droppedForEveryone == nil else { continue }
                 var h = history[m.conversation.targetId, default: []]
                 h.append((m.messageUId, m.senderDeviceId))
                 let ring = max(0, knobs(world).historySize)
                 if h.count > ring { h.removeFirst(h.count - ring) }
-                // A message dropped for everyone leaves the model again after the trim, as when
-                // the drop was a second event (the server's ring never held it: see issue 29's
-                // report).
-                if m.droppedForEveryone != nil { h.removeAll { $0.uid == m.messageUId } }
                 history[m.conversation.targetId] = h
             case .dropped(let uid?, let conv, let user?, .chatroomRingOverflow):
                 overflow.append((user, conv.targetId, uid))

@@ -288,3 +288,27 @@ import Testing
         #expect(v.detail == "quit chatroom hall but 2 of its messages are still in the store")
     }
 }
+
+/// A message the server drops for everyone (a sensitive word) never enters the room's ring, so
+/// the oracle's model of the ring must not lose its oldest entry to it.
+@Suite struct ChatroomOracleDroppedMessageTests {
+    func ring3() throws -> Scenario {
+        try duo("room-ring-drop", server: #"{"sensitiveWords": ["forbidden"], "chatroom": {"historySize": 3}}"#,
+                extra: #", "chatrooms": [{"id": "hall", "members": ["bob"]}]"#, script: """
+            {"at": "5s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "m", "count": 3, "interval": "100ms"},
+            {"at": "6s", "device": "bob-phone", "action": "send", "to": "chatroom:hall", "text": "forbidden"},
+            {"at": "8s", "device": "alice-phone", "action": "join", "room": "hall", "count": 3}
+            """)
+    }
+
+    @Test func aDroppedMessageDoesNotPushTheOldestOutOfTheRing() throws {
+        let (run, tap) = try runOracles(ring3())
+        expectClean(run)
+        let kept = tap.accepted.filter { $0.droppedForEveryone == nil }
+        #expect(kept.count == 3)
+        #expect(tap.accepted.count == 4)
+        let pulls = tap.serverEvents { if case .pulled(_, "alice", _, Topic.chrmPull.rawValue, _, _, _) = $0 { true } else { false } }
+        guard case .event(.pulled(_, _, _, _, let uids, _, _))? = pulls.first?.effect else { Issue.record("no join pull"); return }
+        #expect(uids == kept.map(\.messageUId))
+    }
+}
