@@ -232,11 +232,10 @@ public final class Shrinker {
         let scenario: Scenario
         do { scenario = try ScenarioText.scenario(v) } catch { return .doesNotLoad("\(error)") }
         var o = OracleOptions(scenarioArgument: scenarioArgument)
-        // Liveness is judged on what the other oracles still owe (their convergence checks):
-        // alone it would pass a run that fails it with all of them, so it runs with all of them,
-        // to the end, and only its own report counts.
-        if let oracle, oracle != "liveness" { o.enabled = [oracle] }
-        o.stopAtFirstViolation = oracle != "liveness"
+        // Liveness alone converges as with every oracle: the suite keeps the convergence
+        // trackers (no-loss, recall, storage) running whatever is enabled.
+        if let oracle { o.enabled = [oracle] }
+        o.stopAtFirstViolation = true
         let run: ScenarioRun
         let recorder = InvolvementRecorder()
         do { run = try ScenarioRun(scenario: scenario, seed: seed, scenarioArgument: scenarioArgument, oracles: o, observers: [recorder]) } catch {

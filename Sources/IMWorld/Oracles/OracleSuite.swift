@@ -43,7 +43,13 @@ public final class OracleSuite: WorldObserver {
     public var stage: ObserverStage { .judge }
     public let options: OracleOptions
     public private(set) var violations: [Violation] = []
+    /// The enabled oracles: the ones whose reports count.
     public private(set) var oracles: [any Oracle] = []
+    /// The enabled oracles and the convergence trackers: no-loss, recall and storage decide when
+    /// the liveness phase has converged (and the run stops), so they follow every run with a
+    /// suite, enabled or not — the run's length, and so its digest, never depend on `--oracles`.
+    /// A tracker that is not enabled reports nothing.
+    private var running: [any Oracle] = []
     public let paths = MessagePaths()
     public let coverage = Coverage()
     weak var world: World?
@@ -74,24 +80,25 @@ public final class OracleSuite: WorldObserver {
             + [HeartbeatOracle(suite: self), ChatroomQuotaOracle(suite: self), ContentOracle(suite: self)]
             + MutationOracles.make(suite: self)
         oracles = all.filter { options.enabled.contains($0.name) }
+        running = all.filter { options.enabled.contains($0.name) || $0 is NoLossOracle || $0 is RecallCopiesOracle || $0 is StorageOracle }
         if options.enabled.contains("chatroom") || options.enabled.contains(ChatroomQuotaOracle.oracleName) {
             quotaModel = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario))
         }
         world.addObserver(self)
-        if let noLoss = oracles.first(where: { $0 is NoLossOracle }) as? NoLossOracle {
+        if let noLoss = running.first(where: { $0 is NoLossOracle }) as? NoLossOracle {
             world.convergenceChecks.append { noLoss.allDelivered($0) }
         }
-        if let recall = oracles.first(where: { $0 is RecallCopiesOracle }) as? RecallCopiesOracle {
+        if let recall = running.first(where: { $0 is RecallCopiesOracle }) as? RecallCopiesOracle {
             world.convergenceChecks.append { recall.allTold($0) }
         }
-        if let storage = oracles.first(where: { $0 is StorageOracle }) as? StorageOracle {
+        if let storage = running.first(where: { $0 is StorageOracle }) as? StorageOracle {
             world.convergenceChecks.append { storage.allRecovered($0) }
         }
     }
 
     public func report(_ oracle: String, device: Int? = nil, conversation: ConversationKey? = nil,
                        messageUId: String? = nil, _ detail: String) {
-        guard let world else { return }
+        guard let world, oracle == Self.wireOracle || options.enabled.contains(oracle) else { return }
         let t = world.now
         let v = Violation(
             oracle: oracle, eventIndex: eventIndex, time: t.description, timeNanoseconds: t.nanoseconds,
@@ -126,7 +133,7 @@ public final class OracleSuite: WorldObserver {
 
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
         eventIndex = event.index
-        for o in oracles { o.world(world, dispatching: event) }
+        for o in running { o.world(world, dispatching: event) }
     }
 
     /// The rooms' user whitelists the server API set (replacing the scenario's).
@@ -151,7 +158,7 @@ public final class OracleSuite: WorldObserver {
         case .api(.setChatroomUserWhitelist(let room, let users)): roomUserWhitelists[room] = Set(users)
         default: break
         }
-        for o in oracles { o.world(world, serverInput: serverInput, serverMs: serverMs) }
+        for o in running { o.world(world, serverInput: serverInput, serverMs: serverMs) }
     }
 
     public func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
@@ -165,7 +172,7 @@ public final class OracleSuite: WorldObserver {
         case .transport(.closed(let r)): coverage.hit("connection closed: \(r.rawValue)")
         default: break
         }
-        for o in oracles { o.world(world, device: device, input: input, localMs: localMs) }
+        for o in running { o.world(world, device: device, input: input, localMs: localMs) }
     }
 
     public func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
@@ -197,7 +204,7 @@ public final class OracleSuite: WorldObserver {
             }
         }
         quotaModel?.clientSent(effects.effects)
-        for o in oracles { o.world(world, device: device, applied: effects) }
+        for o in running { o.world(world, device: device, applied: effects) }
     }
 
     /// The §6 window model the chatroom and quota oracles both judge by, fed once per fact
@@ -245,17 +252,17 @@ public final class OracleSuite: WorldObserver {
         if quotaModel != nil {
             quotaJudgements = quotaModel!.serverEffects(serverEffects.effects, serverMs: world.serverMs) { chatroomWhitelisted(world, $0) }
         }
-        for o in oracles { o.world(world, serverApplied: serverEffects) }
+        for o in running { o.world(world, serverApplied: serverEffects) }
     }
 
     public func world(_ world: World, note: WorldNote) {
         if case .fault(let kind, _, true, _) = note { coverage.hit("fault: \(kind.rawValue)") }
-        for o in oracles { o.world(world, note: note) }
+        for o in running { o.world(world, note: note) }
     }
 
     public func worldDidFinish(_ world: World) {
-        for o in oracles { o.finalCheck(world) }
-        for o in oracles { o.worldDidFinish(world) }
+        for o in running { o.finalCheck(world) }
+        for o in running { o.worldDidFinish(world) }
     }
 }
 
