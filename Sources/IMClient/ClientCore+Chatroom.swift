@@ -78,7 +78,14 @@ extension ClientCore {
         out.note(.chatroomState(roomId: roomId, joined: true))
         if kind == .rejoin {
             // Rejoined after a reconnect: pull what was missed from the room cursor, refresh KV.
-            sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
+            // If a pull already runs (the app's own join of the room was answered first), pull
+            // after it: two pulls from one cursor both return the message at the new cursor's
+            // time, which is not older than the cursor and so shown twice (everyday seed 10013).
+            if room.pullInFlight != nil {
+                rooms.update(roomId) { $0.queuedNotify = .max }
+            } else {
+                sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
+            }
             if room.kvSynced {
                 sendPullKV(roomId, timestamp: room.kvSyncTime)
             } else if room.kvPostJoinPending {

@@ -319,3 +319,31 @@ struct ChatroomTests {
         #expect(h.effects.callbacks.contains { if case .chatroomJoinFailed("r9", 23410) = $0 { true } else { false } })
     }
 }
+
+/// After a reconnect the app joins the room it is in before the SDK's rejoin is answered: the
+/// app's join is answered first and pulls from the cursor; the rejoin's answer must not start a
+/// second pull from the same cursor (both would return the message at the new cursor's time, and
+/// it is not older than the cursor: shown twice — everyday seed 10013, every switch off).
+@Suite struct ChatroomRejoinWhilePullingTests {
+    @Test func theRejoinPullsAfterThePullInFlight() throws {
+        var h = Harness()
+        h.connectInSync()
+        h.join("r1")
+        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        h.pingTimeoutAndReconnect(timestamp: 2_000)
+        #expect(h.lastQuery(.joinChrmR) != nil)
+        h.api(.joinChatroom(roomId: "r1", messageCount: 10))
+        h.answer(.joinChrm, body: try ProtoBody.encode(RMTPChrmOutput.with { $0.nothing = 0 }), qos: .atMostOnce)
+        // The app's join (the room is still rejoining: a fresh join) pulls the newest ones.
+        #expect(h.lastQuery(.chrmPull) != nil)
+        h.answer(.joinChrmR, body: try ProtoBody.encode(RMTPChrmOutput.with { $0.nothing = 0 }), qos: .atMostOnce)
+        #expect(h.queries(.chrmPull).isEmpty, "a second chrmPull from the same cursor while one is in flight")
+        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100), roomMessage("r1", uid: "M2", at: 150)], syncTime: 150)
+        #expect(h.effects.received.map(\.message.messageUId) == ["M2"])
+        // The rejoin's pull follows, from the new cursor.
+        let next = try #require(h.lastQuery(.chrmPull)).decodeBody(RMTPChrmPullMsg.self)
+        #expect(next.syncTime == 150)
+        h.answerChatroomPull([], syncTime: 150)
+        #expect(try h.store.countRows(withUId: "M2") == 1)
+    }
+}
