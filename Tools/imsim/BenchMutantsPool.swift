@@ -148,7 +148,10 @@ final class MutantPool {
         case .sweep:
             var failing: [UInt64] = []
             var firstFail: SweepResult?
-            if let text = try? String(contentsOfFile: outDir + "/results.jsonl", encoding: .utf8) {
+            // `--stop-after 1` leaves the file partial (the sweep stopped on purpose): read either.
+            let text = (try? String(contentsOfFile: outDir + "/results.jsonl", encoding: .utf8))
+                ?? (try? String(contentsOfFile: outDir + "/results.jsonl.partial", encoding: .utf8))
+            if let text {
                 for line in text.split(separator: "\n") {
                     guard let r = try? JSONDecoder().decode(SweepResult.self, from: Data(line.utf8)), r.outcome != .pass else { continue }
                     failing.append(r.seed)
