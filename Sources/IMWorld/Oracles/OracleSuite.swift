@@ -50,6 +50,8 @@ public final class OracleSuite: WorldObserver {
     /// suite, enabled or not — the run's length, and so its digest, never depend on `--oracles`.
     /// A tracker that is not enabled reports nothing.
     private var running: [any Oracle] = []
+    /// The trackers running only for convergence: their reports are dropped.
+    private var silenced: Set<String> = []
     public let paths = MessagePaths()
     public let coverage = Coverage()
     weak var world: World?
@@ -81,6 +83,7 @@ public final class OracleSuite: WorldObserver {
             + MutationOracles.make(suite: self)
         oracles = all.filter { options.enabled.contains($0.name) }
         running = all.filter { options.enabled.contains($0.name) || $0 is NoLossOracle || $0 is RecallCopiesOracle || $0 is StorageOracle }
+        silenced = Set(running.map(\.name)).subtracting(options.enabled)
         if options.enabled.contains("chatroom") || options.enabled.contains(ChatroomQuotaOracle.oracleName) {
             quotaModel = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario))
         }
@@ -98,7 +101,7 @@ public final class OracleSuite: WorldObserver {
 
     public func report(_ oracle: String, device: Int? = nil, conversation: ConversationKey? = nil,
                        messageUId: String? = nil, _ detail: String) {
-        guard let world, oracle == Self.wireOracle || options.enabled.contains(oracle) else { return }
+        guard let world, !silenced.contains(oracle) else { return }
         let t = world.now
         let v = Violation(
             oracle: oracle, eventIndex: eventIndex, time: t.description, timeNanoseconds: t.nanoseconds,
