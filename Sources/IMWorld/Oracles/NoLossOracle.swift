@@ -67,8 +67,11 @@ final class NoLossOracle: Oracle {
 
     init(suite: OracleSuite) { self.suite = suite }
 
-    static func deliveryBound(_ c: ClientConfig) -> SimDuration {
-        c.heartbeatInterval + c.pingTimeout + (c.reconnectSchedule.max() ?? .zero) + c.connackTimeout + c.requestTimeout
+    /// From the scenario's client knobs and the documented reconnect schedule (§5), never the
+    /// core's configuration.
+    static func deliveryBound(_ c: ClientSettings) -> SimDuration {
+        c.heartbeatInterval.duration + c.pingTimeout.duration + (ReconnectRule.documentedSchedule.max() ?? .zero)
+            + c.connackTimeout.duration + c.requestTimeout.duration
     }
 
     private func armBound(_ t: SimTime, _ d: Int) {
@@ -296,7 +299,7 @@ final class NoLossOracle: Oracle {
             }
             for d in devices { ensure(d) }
             devices = devices.filter { !have[$0].contains(m.messageUId) }
-            if deliveryBound == .zero { deliveryBound = Self.deliveryBound(world.clientConfig) }
+            if deliveryBound == .zero { deliveryBound = Self.deliveryBound(world.scenario.client) }
             for d in devices {
                 if owedInOrder[d].isEmpty { armBound(max(world.now, healthyFrom(world, d)) + deliveryBound, d) }
                 owedInOrder[d].append((m.messageUId, world.now))

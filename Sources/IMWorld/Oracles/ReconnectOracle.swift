@@ -22,7 +22,7 @@ final class ReconnectOracle: Oracle {
 
     private func ensure(_ world: World, _ d: Int) {
         while rules.count <= d { rules.append(nil); watched.append(nil) }
-        if rules[d] == nil { rules[d] = ReconnectRule(config: world.clientConfig, driftPpm: world.devices[d].clock.driftPpm) }
+        if rules[d] == nil { rules[d] = ReconnectRule(scenario: world.scenario.client, driftPpm: world.devices[d].clock.driftPpm) }
     }
 
     private func rewatch(_ d: Int) {

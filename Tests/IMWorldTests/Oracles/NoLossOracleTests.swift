@@ -195,7 +195,7 @@ import Testing
             {"at": "10s", "device": "alice-phone", "action": "connect"},
             {"at": "10.15s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "NEW"}
             """)
-        #expect(NoLossOracle.deliveryBound(ClientConfig()) == Self.bound)
+        #expect(NoLossOracle.deliveryBound(s.client) == Self.bound)
         let (run, tap) = try runOracles(s)
         let v = try #require(run.violations.first)
         let old = try #require(tap.accepted.first)

@@ -87,3 +87,37 @@ import Testing
         #expect(text.contains("the app came to the foreground") && text.contains("should restart from 0"), "\(text)")
     }
 }
+
+/// The world's rule takes the schedule from the spec (§5), not from the core's configuration: an
+/// SDK whose default schedule says 3 s where §5 says 2 s (attempt 4) is late there, however the
+/// core was configured (the mutation sample's `ClientAPI.swift` schedule-constant survivors).
+@Suite struct ReconnectRuleDocumentedScheduleTests {
+    static let s: Int64 = 1_000_000_000
+
+    @Test func theWorldsRuleUsesTheDocumentedSchedule() {
+        // §5 as the spec writes it, in ms.
+        let spec: [Int64] = [0, 250, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000]
+        #expect(ReconnectRule.documentedSchedule.map { $0.nanoseconds / 1_000_000 } == spec)
+        // A core configured with 3 s for attempt 4 does not change the world's expectation.
+        var wrong = ClientConfig()
+        wrong.reconnectSchedule[4] = .seconds(3)
+        var r = ReconnectRule(scenario: ClientSettings())
+        r.input(.api(.connect(token: "t", timeLimitSeconds: 0)), inbound: [], at: 0)
+        #expect(r.effects([.openConnection], at: 0).isEmpty)
+        #expect(r.effects([.callback(.connectionStatus(.connected))], at: Self.s / 10).isEmpty)
+        var t = 10 * Self.s
+        // Failures 1…5: each attempt opened when the wrong core would open it.
+        for i in 0..<5 {
+            r.input(.transport(.closed(.reset)), inbound: [], at: t)
+            let at = t + wrong.reconnectSchedule[i].nanoseconds
+            if i < 4 {
+                #expect(r.effects([.openConnection], at: at).isEmpty, "attempt \(i) on time")
+            } else {
+                // Attempt 4 is due 2 s after the failure: by 2.1 s nothing is open → late.
+                let late = r.due(at: t + 2 * Self.s + ReconnectRule.lateTolerance + 1)
+                #expect(late.first?.detail { "\($0)" }.contains("no reconnect attempt by") == true)
+            }
+            t = at + Self.s
+        }
+    }
+}

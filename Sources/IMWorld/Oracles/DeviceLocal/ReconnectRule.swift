@@ -99,6 +99,22 @@ public struct ReconnectRule: Sendable {
         self.pingTimeout = conv(pingTimeout)
     }
 
+    /// im-semantics §5: "Reconnect backoff: 0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64 s, then 64 s
+    /// forever". Written here from the spec, not read from the core's `ClientConfig` (a wrong
+    /// default there must show as a wrong attempt time); a scenario cannot change it.
+    public static let documentedSchedule: [SimDuration] = [
+        .zero, .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
+        .seconds(16), .seconds(32), .seconds(64),
+    ]
+
+    /// The rule of a simulated device: the documented schedule, the heartbeat and ping timeout
+    /// the scenario sets (defaults: §5's 30 s and 6 s).
+    public init(scenario client: ClientSettings, driftPpm: Int64 = 0) {
+        self.init(schedule: Self.documentedSchedule, heartbeat: client.heartbeatInterval.duration,
+                  pingTimeout: client.pingTimeout.duration, driftPpm: driftPpm)
+    }
+
+    /// The rule of a captured SDK: the configuration its capture recorded.
     public init(config: ClientConfig, driftPpm: Int64 = 0) {
         self.init(schedule: config.reconnectSchedule, heartbeat: config.heartbeatInterval, pingTimeout: config.pingTimeout,
                   driftPpm: driftPpm)
