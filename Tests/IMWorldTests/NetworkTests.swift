@@ -49,7 +49,7 @@ final class NetworkBench {
                 case nil: break
                 }
             case .closeNotice(let c, let toServer, let reason):
-                switch n.closeArrived(Int(c), toServer: toServer) {
+                switch n.closeArrived(Int(c), toServer: toServer, reason: reason) {
                 case .toServer(let id): bench.log(.serverClosed(id, reason))
                 case .toDevice(let d, _, let current): if current { bench.log(.deviceClosed(d, reason)) }
                 case nil: break
@@ -181,6 +181,30 @@ final class NetworkBench {
         #expect(bob(busy, bobBusy).count >= 3)
         #expect(bob(busy, bobBusy) == bob(idle, bobIdle))
         #expect(busy.serverBytes(ConnectionID(0)).count == 1000)
+    }
+
+    /// A FIN is the last segment of its direction: the peer reads every byte sent before the
+    /// close, then EOF — even when the last bytes are due at the very instant of the FIN (the
+    /// FIN is scheduled at the last segment's arrival before that segment's delivery is).
+    @Test(arguments: [true, false])
+    func aFinNeverOvertakesTheBytesSentBeforeIt(deviceCloses: Bool) throws {
+        let b = NetworkBench(seed: 4, conditions: NetworkBench.quiet, links: [("alice", nil)])
+        let id = b.connect(0)
+        let start = b.seen.count
+        func write(_ bytes: [UInt8]) {
+            if deviceCloses { _ = b.network.submit(device: 0, bytes) } else { _ = b.network.submit(server: id, bytes) }
+        }
+        write([1, 2, 3])                                // due at t + 10 ms
+        b.run(until: b.sim.now + .milliseconds(1))
+        write([4, 5])                                   // due at t + 11 ms, behind the first
+        if deviceCloses { b.network.close(device: 0) } else { b.network.close(server: id) }   // FIN due at t + 11 ms too
+        b.run(until: b.sim.now + .seconds(1))
+        let seen = b.seen.dropFirst(start).map(\.what)
+        if deviceCloses {
+            #expect(seen == [.toServer(id, [1, 2, 3]), .toServer(id, [4, 5]), .serverClosed(id, .closedByPeer)])
+        } else {
+            #expect(seen == [.toDevice(0, [1, 2, 3]), .toDevice(0, [4, 5]), .deviceClosed(0, .closedByPeer)])
+        }
     }
 
     @Test func aPartitionHoldsBytesUntilItHeals() throws {

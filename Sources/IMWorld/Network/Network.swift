@@ -301,21 +301,35 @@ final class Network {
     }
 
     /// A close notice of connection `c` reached one side (`WorldEvent.closeNotice`); nil when
-    /// that side already knew.
-    func closeArrived(_ c: Int, toServer: Bool) -> CloseArrival? {
+    /// that side already knew, or when a FIN waits for the bytes sent before it.
+    func closeArrived(_ c: Int, toServer: Bool, reason: TransportCloseReason) -> CloseArrival? {
         if toServer {
             guard connections[c].serverAttached else { return nil }
+            if reason == .closedByPeer, finWaits(c, toServer: true) { return nil }
             connections[c].serverAttached = false
             if !connections[c].clientAttached { connections[c].phase = .closed }
             return .toServer(connections[c].id)
         }
         let d = connections[c].device
         guard connections[c].clientAttached else { return nil }
+        if reason == .closedByPeer, finWaits(c, toServer: false) { return nil }
         connections[c].clientAttached = false
         if !connections[c].serverAttached { connections[c].phase = .closed }
         guard links[d].connection == UInt32(c) else { return .toDevice(d, connections[c].id, current: false) }
         links[d].connection = nil
         return .toDevice(d, connections[c].id, current: true)
+    }
+
+    /// A FIN is the last segment of its direction: a peer reads every byte sent before it, then
+    /// EOF. When bytes of that direction are still undelivered — due at this very instant (their
+    /// delivery was scheduled after the FIN, which was scheduled at the last segment's arrival)
+    /// or held by a partition — the FIN is put back behind them and true is returned.
+    private func finWaits(_ c: Int, toServer: Bool) -> Bool {
+        let pipe = toServer ? connections[c].up : connections[c].down
+        guard !pipe.isEmpty else { return false }
+        kernel.schedule(.closeNotice(connection: UInt32(c), toServer: toServer, reason: .closedByPeer),
+                        to: toServer ? serverNode : node(connections[c].device), at: max(now, pipe.lastArrival))
+        return true
     }
 
     // MARK: - Faults

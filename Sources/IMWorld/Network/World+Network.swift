@@ -56,7 +56,7 @@ extension World {
     }
 
     func closeNotice(connection c: Int, toServer: Bool, reason: TransportCloseReason) {
-        switch network.closeArrived(c, toServer: toServer) {
+        switch network.closeArrived(c, toServer: toServer, reason: reason) {
         case nil:
             return
         case .toServer(let id):
