@@ -54,6 +54,8 @@ typedef struct shmset {
 
 struct imsim_simdisk {
     uint64_t rng;
+    uint64_t prng_seed;         // the creation seed: SQLite's own PRNG is reseeded from it
+    uint64_t opens;             // databases opened on this device (imsim_simdisk_seed_sqlite_prng)
     uint64_t gen;
     int frozen;                 // deletes ignored while a killed connection closes
     imsim_simdisk_faults faults;
@@ -122,31 +124,41 @@ static int touch_range(simfile *f, int64_t from, int64_t to) {
         if (!l) return 0;
         f->dirty_list = l; f->list_cap = c;
     }
-    // Sectors holding synced bytes: s * SECTOR < synced_size.
+    // Sectors holding synced bytes: s * SECTOR < synced_size. Room for the most copies this
+    // call can need (every sector of the range that holds synced bytes), so no counting pass.
     int64_t synced_sectors = (f->synced_size + SECTOR - 1) / SECTOR;
-    int64_t copies = 0;
-    for (int64_t s = s0; s <= s1 && s < synced_sectors; s++) copies += !f->dirty[s];
-    if (copies && f->n_undo + copies > f->undo_cap) {
+    int64_t most = (s1 < synced_sectors ? s1 + 1 : synced_sectors) - s0;
+    if (most > 0 && f->n_undo + most > f->undo_cap) {
         int64_t c = f->undo_cap ? f->undo_cap : 16;
-        while (c < f->n_undo + copies) c *= 2;
+        while (c < f->n_undo + most) c *= 2;
         uint8_t *u = realloc(f->undo, (size_t)c * SECTOR);
         if (!u) return 0;
         f->undo = u; f->undo_cap = c;
     }
+    // Consecutive sectors saved in one call land consecutively in the undo buffer: one memcpy
+    // per run (a whole page is one run), not one per sector.
+    // A run is open from run_from (its first copy at undo offset run_undo) up to sector s.
+#define FLUSH_RUN(s) do { if (run_from >= 0) { \
+        memcpy(f->undo + run_undo, f->data + run_from * SECTOR, (size_t)(((s) - run_from) * SECTOR)); \
+        run_from = -1; } } while (0)
+    int64_t run_from = -1, run_undo = 0;
     for (int64_t s = s0; s <= s1; s++) {
-        if (f->dirty[s]) continue;
+        if (f->dirty[s]) { FLUSH_RUN(s); continue; }
         f->dirty[s] = 1;
         dirty_entry *e = &f->dirty_list[f->n_dirty++];
         e->sector = s;
         if (s < synced_sectors) {
             // Within the buffer: its capacity covers the synced length, a multiple of SECTOR.
             e->undo = f->n_undo * SECTOR;
-            memcpy(f->undo + e->undo, f->data + s * SECTOR, SECTOR);
+            if (run_from < 0) { run_from = s; run_undo = e->undo; }
             f->n_undo++;
         } else {
+            FLUSH_RUN(s);
             e->undo = -1;
         }
     }
+    FLUSH_RUN(s1 + 1);
+#undef FLUSH_RUN
     return 1;
 }
 static void file_sync(simfile *f) {
@@ -525,7 +537,7 @@ int imsim_simvfs_register(void) {
 
 imsim_simdisk *imsim_simdisk_new(uint64_t seed) {
     imsim_simdisk *d = calloc(1, sizeof(imsim_simdisk));
-    if (d) d->rng = seed;
+    if (d) d->rng = d->prng_seed = seed;
     return d;
 }
 
@@ -544,6 +556,19 @@ void imsim_simdisk_db_path(const imsim_simdisk *d, char *out, int n) {
 imsim_simdisk_faults *imsim_simdisk_faults_of(imsim_simdisk *d) { return &d->faults; }
 const imsim_simdisk_stats *imsim_simdisk_stats_of(const imsim_simdisk *d) { return &d->stats; }
 void imsim_simdisk_seed(imsim_simdisk *d, uint64_t seed) { d->rng = seed; }
+void imsim_simdisk_seed_sqlite_prng(imsim_simdisk *d) {
+    // SQLite seeds its PRNG (WAL salts, journal nonces) once per process from the *default* VFS
+    // (/dev/urandom), never from this one: reseed it from the device's seed and how many times
+    // its database was opened, so those bytes on the simulated disk depend on (scenario, seed)
+    // only. Does not draw from the device's fault PRNG (digests unchanged). x must not be 0.
+    uint64_t z = d->prng_seed + 0x9E3779B97F4A7C15ull * ++d->opens;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    int x = (int)(uint32_t)(z | 1);
+    sqlite3_test_control(SQLITE_TESTCTRL_PRNG_SEED, x, (sqlite3 *)0);
+}
+
 void imsim_simdisk_freeze_deletes(imsim_simdisk *d, int on) { d->frozen = on; }
 
 void imsim_simdisk_kill(imsim_simdisk *d) {
@@ -600,6 +625,17 @@ int64_t imsim_simdisk_power_loss(imsim_simdisk *d, int torn) {
         file_sync(f);
     }
     return total;
+}
+
+int64_t imsim_simdisk_read(const imsim_simdisk *d, const char *name, int64_t off, void *buf, int64_t n) {
+    for (int i = 0; i < MAX_FILES; i++) {
+        const simfile *f = d->files[i];
+        if (!f || strcmp(f->name, name) != 0) continue;
+        int64_t got = off >= f->size ? 0 : (f->size - off < n ? f->size - off : n);
+        if (got > 0) memcpy(buf, f->data + off, (size_t)got);
+        return got;
+    }
+    return -1;
 }
 
 int64_t imsim_simdisk_unsynced_sectors(const imsim_simdisk *d) {

@@ -240,7 +240,7 @@ extension ServerCore {
             syncTime = req.syncTime
         }
         let items = page.map { $0.encoded(own: $0.senderUserId == s.userId, receivedElsewhere: false) }
-        let body = PageEncoding.downStreamMessages(items, syncTime: syncTime, finished: true)
+        let body = FastProto.downStreamMessages(encoded: items, syncTime: syncTime, finished: true)
         emit(.pulled(id, userId: s.userId, deviceId: s.deviceId, topic: q.topic, messageUIds: page.map(\.uid),
                      syncTime: syncTime, finished: true))
         queryAck(id, messageId: q.messageId, body: body, reliable: true, now: now)

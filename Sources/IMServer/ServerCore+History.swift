@@ -69,7 +69,7 @@ extension ServerCore {
             }
             return m.encoded(own: own, receivedElsewhere: false)
         }
-        let body = PageEncoding.historyOutput(items, syncTime: syncTime, hasMsg: hasMore ? 1 : 0)
+        let body = FastProto.historyOutput(encoded: items, syncTime: syncTime, hasMsg: hasMore ? 1 : 0)
         emit(.pulled(id, userId: s.userId, deviceId: s.deviceId, topic: q.topic, messageUIds: page.map { $0.uid },
                      syncTime: syncTime, finished: !hasMore))
         queryAck(id, messageId: q.messageId, body: body, reliable: true, now: now)

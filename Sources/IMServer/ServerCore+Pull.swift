@@ -34,7 +34,7 @@ extension ServerCore {
         // Mark what this device now has (status bit 0x02, "unseen" at expiry).
         for i in built.inboxIndices { store.users[s.userId]!.inbox.markReceived(i, by: s.deviceIndex) }
         let (items, uids, syncTime, finished) = (built.items, built.uids, built.syncTime, built.finished)
-        let body = PageEncoding.downStreamMessages(items, syncTime: syncTime, finished: finished)
+        let body = FastProto.downStreamMessages(encoded: items, syncTime: syncTime, finished: finished)
         emit(.pulled(id, userId: s.userId, deviceId: s.deviceId, topic: q.topic, messageUIds: uids, syncTime: syncTime, finished: finished))
         queryAck(id, messageId: q.messageId, body: body, reliable: true, now: now)
     }

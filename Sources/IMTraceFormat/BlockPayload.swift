@@ -18,7 +18,8 @@ enum BlockPayload {
         case meta(type: UInt64, payload: Range<Int>)
     }
 
-    static func next(_ raw: UnsafeRawBufferPointer, _ p: inout Int, previousTime: Int64) throws(Failure) -> Item {
+    /// `headCodes`: format 2 record-head time codes (`TimeCode.readHead`).
+    static func next(_ raw: UnsafeRawBufferPointer, _ p: inout Int, previousTime: Int64, headCodes: Bool) throws(Failure) -> Item {
         let at = p
         func varint(_ what: String) throws(Failure) -> UInt64 {
             let start = p
@@ -41,7 +42,7 @@ enum BlockPayload {
         guard head - 1 <= UInt64(UInt16.max) else { throw Failure(at: at, reason: "record kind \(head - 1) exceeds 65535") }
         let timeAt = p
         let delta: Int64
-        do { delta = try TimeCode.read(raw, &p) } catch {
+        do { delta = headCodes ? try TimeCode.readHead(raw, &p) : try TimeCode.read(raw, &p) } catch {
             throw Failure(at: timeAt, reason: "\(error == .truncated ? "truncated" : "overlong") time code")
         }
         let lenAt = p
@@ -57,14 +58,14 @@ enum BlockPayload {
     /// Walks the whole payload once: checks the framing, the record count and the first/last
     /// times against the block header, and collects the string definitions.
     static func validate(_ raw: UnsafeRawBufferPointer, block: TraceBlockInfo, knownStrings: [UInt32: String],
-                         acceptUnknownMeta: Bool) throws(Failure) -> [UInt32: String] {
+                         acceptUnknownMeta: Bool, headCodes: Bool) throws(Failure) -> [UInt32: String] {
         var p = 0
         var records = 0
         var previous: Int64 = 0
         var table: [UInt32: String] = [:]
         while p < raw.count {
             let at = p
-            switch try next(raw, &p, previousTime: previous) {
+            switch try next(raw, &p, previousTime: previous, headCodes: headCodes) {
             case let .record(_, time, _):
                 if records == 0 && time != block.firstTime.nanoseconds {
                     throw Failure(at: at, reason: "first record at \(time) ns, block header says \(block.firstTime.nanoseconds)")

@@ -63,7 +63,7 @@ final class BlockPipeline {
     /// The next block is copied into it, then swapped for a recycled one by `SerialWorker.submit`.
     private var item: Item
     private var inlineBlocks = 0
-    private let headerBytes: Int
+    private var headerBytes: Int
 
     init(committer: BlockCommitter, background: Bool) {
         self.committer = committer
@@ -81,6 +81,13 @@ final class BlockPipeline {
     }
 
     var sink: TraceSink { committer.sink }
+
+    /// Rewrites the file header; only before the first block (the thread is idle then).
+    func replaceHeader(_ bytes: [UInt8]) throws(TraceError) {
+        precondition(blocksWritten == 0, "the header can only be replaced before the first block")
+        try committer.sink.rewrite(bytes)
+        headerBytes = committer.sink.offset
+    }
 
     /// Blocks in the file so far.
     var blocksWritten: Int { worker?.status.processed ?? inlineBlocks }

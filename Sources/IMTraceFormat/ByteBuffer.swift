@@ -38,6 +38,7 @@
     @inlinable func appendLittleEndian(_ v: UInt64) { storage.pointee.appendLittleEndian(v) }
     @inlinable func appendLittleEndian(_ v: UInt32) { storage.pointee.appendLittleEndian(v) }
     @inlinable @inline(__always) func appendTimeCode(_ delta: Int64) { storage.pointee.appendTimeCode(delta) }
+    @inlinable @inline(__always) func appendHeadTimeCode(_ delta: Int64) { storage.pointee.appendHeadTimeCode(delta) }
 }
 
 /// The state of a `ByteBuffer`: a trivial value, written in place through a pointer.
@@ -130,6 +131,27 @@
     @inlinable @inline(__always) mutating func appendTimeCode(_ delta: Int64) {
         if delta == 0 { append(0); return }
         appendNonzeroTimeCode(delta)
+    }
+
+    /// A record head's time code in format 2 (`TimeCode.readHead`).
+    @inlinable @inline(__always) mutating func appendHeadTimeCode(_ delta: Int64) {
+        if delta == 0 { append(0); return }
+        appendNonzeroHeadTimeCode(delta)
+    }
+
+    @inlinable @inline(never) mutating func appendNonzeroHeadTimeCode(_ delta: Int64) {
+        if delta > 0 && delta % 1_000 != 0 && delta < (1 << 62) {
+            appendVarint(UInt64(delta) << 1 | 1)
+            return
+        }
+        let (scaled, unit) = TimeCode.unitCode(delta)
+        let zz = Varint.zigzag(scaled)
+        if zz >> 61 != 0 {
+            appendVarint(TimeCode.escape << 1)
+            appendLittleEndian(UInt64(bitPattern: delta))
+            return
+        }
+        appendVarint((zz << 2 | unit) << 1)
     }
 
     @inlinable @inline(never) mutating func appendNonzeroTimeCode(_ delta: Int64) {

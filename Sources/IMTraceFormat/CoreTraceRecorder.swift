@@ -67,6 +67,16 @@ public final class CoreTraceRecorder {
         level = options.level
     }
 
+    /// Format 2: the strings the file header defines for every block (the world's user and
+    /// device ids), before the first record.
+    public func predefine(_ strings: [String]) {
+        guard !stopped else { return }
+        do { try writer.predefine(strings) } catch {
+            self.error = error
+            stopped = true
+        }
+    }
+
     /// Sizes the per-device state (the wall-clock offsets of inputs).
     public func setDeviceCount(_ n: Int) {
         clockOffsets = Array(repeating: nil, count: n)
@@ -153,7 +163,7 @@ public final class CoreTraceRecorder {
         // record is the input (kind `in.timer` is for drivers without kernel records, e.g. replay).
         case .timerFired: return
         case .transport(.bytes(let b)):
-            append(kind: ClientInputRecord.transportBytesKind, level: .full, at: now) { $0.uvarint(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
+            append(kind: ClientInputRecord.transportBytesKind, level: .full, at: now) { $0.device(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
             return
         default: if level < .full { return }
         }
@@ -172,17 +182,17 @@ public final class CoreTraceRecorder {
                 openIndex += 1
             case .send(let bytes, let frames):
                 append(kind: ClientEffectRecord.sendKind, level: .full, at: now) {
-                    $0.uvarint(d); ClientEffectRecord.encodeSend(.of(bytes, keep: keep), frames, into: &$0)
+                    $0.device(d); ClientEffectRecord.encodeSend(.of(bytes, keep: keep), frames, into: &$0)
                 }
             case .closeConnection:
                 record(device: d, .closeConnection, at: now)
             case .setTimer(let t, let after):
-                append(kind: ClientEffectRecord.setTimerKind, level: .full, at: now) { $0.uvarint(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
+                append(kind: ClientEffectRecord.setTimerKind, level: .full, at: now) { $0.device(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
-                append(kind: ClientEffectRecord.cancelTimerKind, level: .full, at: now) { $0.uvarint(d); $0.clientTimer(t) }
+                append(kind: ClientEffectRecord.cancelTimerKind, level: .full, at: now) { $0.device(d); $0.clientTimer(t) }
             case .callback(.received(let m, let left, let off, let pkg)):
                 append(kind: CallbackRecord.receivedKind, level: .outcomes, at: now) {
-                    $0.uvarint(d)
+                    $0.device(d)
                     CallbackRecord.encodeReceived(m, left: left, offline: off, hasPackage: pkg, keepContent: keep, epoch: epochMs, into: &$0)
                 }
             case .callback(let cb):
@@ -190,11 +200,11 @@ public final class CoreTraceRecorder {
                 append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
             case .note(.cursor(let name, let v)):
                 append(kind: ClientNoteRecord.cursorKind, level: .outcomes, at: now) {
-                    $0.uvarint(d); ClientNoteRecord.encodeCursor(name, v, into: &$0, epoch: epochMs)
+                    $0.device(d); ClientNoteRecord.encodeCursor(name, v, into: &$0, epoch: epochMs)
                 }
             case .note(.stored(let id, let uid, let c, let t, let dir, let new)):
                 append(kind: ClientNoteRecord.storedKind, level: .outcomes, at: now) {
-                    $0.uvarint(d); ClientNoteRecord.encodeStored(id, uid, c, t, dir, new, into: &$0, epoch: epochMs)
+                    $0.device(d); ClientNoteRecord.encodeStored(id, uid, c, t, dir, new, into: &$0, epoch: epochMs)
                 }
             case .note(let n):
                 let r = ClientNoteRecord(n)

@@ -158,6 +158,19 @@ final class TraceSink {
         try bytes.withBytes { (b) throws(TraceError) in try write(b) }
     }
 
+    /// Replaces everything written so far by `bytes` (a file header rewritten before any block).
+    func rewrite(_ bytes: [UInt8]) throws(TraceError) {
+        switch storage {
+        case .memory:
+            memory.removeAll(keepingCapacity: true)
+        case .file(let fd):
+            guard ftruncate(fd, 0) == 0 else { throw .io(path: path, operation: "ftruncate", errno: errno) }
+            guard lseek(fd, 0, SEEK_SET) == 0 else { throw .io(path: path, operation: "lseek", errno: errno) }
+        }
+        offset = 0
+        try write(bytes)
+    }
+
     func sync() throws(TraceError) {
         if case .file(let fd) = storage, fsync(fd) != 0 {
             throw .io(path: path, operation: "fsync", errno: errno)

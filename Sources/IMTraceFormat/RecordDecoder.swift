@@ -1,3 +1,4 @@
+import IMWire
 import SimKernel
 
 /// Reads one record's body field by field, mirroring `RecordEncoder`. Every read checks bounds
@@ -12,8 +13,12 @@ public struct RecordDecoder {
     public let record: UInt64
     /// Absolute position in `block.bytes`.
     @usableFromInline var position: Int
+    /// The block's record-schema state before this record (`RecordContext`); context fields
+    /// read and update it. The caller carries it from record to record.
+    public var context: RecordContext
 
-    @inlinable init(block: TraceBlock, body: Range<Int>, recordTime: SimTime, record: UInt64) {
+    @inlinable init(block: TraceBlock, body: Range<Int>, recordTime: SimTime, record: UInt64, context: RecordContext) {
+        self.context = context
         self.block = block
         start = body.lowerBound
         end = body.upperBound
@@ -176,6 +181,91 @@ public struct RecordDecoder {
     /// An absolute time written by `RecordEncoder.time(_:)`.
     @inlinable public mutating func time() throws(RecordDecodeError) -> SimTime {
         SimTime(nanoseconds: recordTime.nanoseconds &+ (try timeCode()))
+    }
+
+    // MARK: Context fields (format 2, `RecordContext`; plain varints in format 1)
+
+    /// A device index written by `RecordEncoder.device(_:)`.
+    @inlinable public mutating func device() throws(RecordDecodeError) -> Int {
+        let at = offset
+        let v = try uvarint()
+        guard !context.legacy else {
+            guard v <= UInt64(Int.max) else { throw fail(at, .outOfRange(value: v, max: UInt64(Int.max))) }
+            return Int(v)
+        }
+        if v == 0 {
+            guard context.device >= 0 else {
+                throw fail(at, .invalidValue(field: "device", value: "the same as before, but no record of the block named one"))
+            }
+            return context.device
+        }
+        guard v - 1 <= UInt64(Int32.max) else { throw fail(at, .outOfRange(value: v - 1, max: UInt64(Int32.max))) }
+        context.device = Int(v - 1)
+        return context.device
+    }
+
+    /// A connection id written by `RecordEncoder.connection(_:)`.
+    @inlinable public mutating func connection() throws(RecordDecodeError) -> ConnectionID {
+        let at = offset
+        let v = try uvarint()
+        guard !context.legacy else { return ConnectionID(v) }
+        if v == 0 {
+            guard context.connection != .max else {
+                throw fail(at, .invalidValue(field: "connection", value: "the same as before, but no record of the block named one"))
+            }
+            return ConnectionID(context.connection)
+        }
+        context.connection = v - 1
+        return ConnectionID(v - 1)
+    }
+
+    /// The string id of a messageUId written by `RecordEncoder.uid(_:)`.
+    @inlinable public mutating func uidID() throws(RecordDecodeError) -> UInt32 {
+        let at = offset
+        let v = try uvarint()
+        return try uidID(code: v, at: at)
+    }
+
+    @inlinable mutating func uidID(code v: UInt64, at: Int) throws(RecordDecodeError) -> UInt32 {
+        let id: Int64
+        if context.legacy {
+            guard v <= UInt64(UInt32.max) else { throw fail(at, .badStringID(v)) }
+            id = Int64(v)
+        } else {
+            id = Int64(context.uidBase) &- Varint.unzigzag(v)
+        }
+        guard id >= 0, id <= Int64(UInt32.max), block.strings[UInt32(id)] != nil else { throw fail(at, .badStringID(UInt64(bitPattern: id))) }
+        if !context.legacy && UInt32(id) > context.uidBase { context.uidBase = UInt32(id) }
+        return UInt32(id)
+    }
+
+    /// A messageUId written by `RecordEncoder.uid(_:)`.
+    @inlinable public mutating func uid() throws(RecordDecodeError) -> String {
+        let id = try uidID()
+        return block.strings[id]!
+    }
+
+    /// An optional messageUId written by `RecordEncoder.optionalUID(_:)`.
+    @inlinable public mutating func optionalUID() throws(RecordDecodeError) -> String? {
+        let at = offset
+        let v = try uvarint()
+        if v == 0 { return nil }
+        let id = try uidID(code: v - 1, at: at)
+        return block.strings[id]!
+    }
+
+    /// Where the decoder stands: position and the context's scalars (not the content table,
+    /// which only message fields touch), for `rewind(to:)`.
+    @inlinable func mark() -> (position: Int, device: Int, connection: UInt64, uidBase: UInt32) {
+        (position, context.device, context.connection, context.uidBase)
+    }
+
+    /// Goes back to `m` (a kind this reader turned out not to know: skipped by its length).
+    @inlinable mutating func rewind(to m: (position: Int, device: Int, connection: UInt64, uidBase: UInt32)) {
+        position = m.position
+        context.device = m.device
+        context.connection = m.connection
+        context.uidBase = m.uidBase
     }
 
     /// Throws if bytes remain: call after the last field to catch schema mismatches.

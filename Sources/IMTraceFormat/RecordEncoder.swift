@@ -96,6 +96,80 @@ public struct RecordEncoder {
     /// An absolute time, written relative to the record's own time (so a deadline 30 s after the
     /// event costs one byte).
     @inlinable public mutating func time(_ t: SimTime) { out.pointee.appendTimeCode(t.nanoseconds &- recordTime.nanoseconds) }
+
+    // MARK: Context fields (format 2, `RecordContext`)
+
+    /// A device index: `0` when it is the device the block's records named last, else index + 1
+    /// (most records of a kernel event name its device: one byte of low entropy instead of two
+    /// random ones).
+    @inlinable @inline(__always) public mutating func device(_ d: Int) {
+        if state.context.legacy {
+            uvarint(d)
+        } else if d == state.context.device {
+            out.pointee.append(0)
+        } else {
+            precondition(d >= 0, "device index \(d) is negative")
+            state.context.device = d
+            out.pointee.appendVarint(UInt64(d) &+ 1)
+        }
+    }
+
+    /// A connection id: `0` when it is the connection the block's records named last, else id + 1.
+    @inlinable @inline(__always) public mutating func connection(_ c: UInt64) {
+        if state.context.legacy {
+            out.pointee.appendVarint(c)
+        } else if c == state.context.connection {
+            out.pointee.append(0)
+        } else {
+            state.context.connection = c
+            out.pointee.appendVarint(c &+ 1)
+        }
+    }
+
+    /// A messageUId (interned): zigzag(newest uid id the block referenced − this id). Uids are
+    /// interned in first-use order, so a message's records, which follow soon after its first,
+    /// cost one byte instead of the id's three.
+    @inlinable public mutating func uid(_ s: String) {
+        let id = state.interner.internID(s)
+        state.use(id)
+        uidReference(id)
+    }
+
+    /// An optional messageUId: `0` for nil, else the `uid` code + 1.
+    @inlinable public mutating func optionalUID(_ s: String?) {
+        guard let s else { out.pointee.append(0); return }
+        let id = state.interner.internID(s)
+        state.use(id)
+        if state.context.legacy { out.pointee.appendVarint(UInt64(id) &+ 1); return }
+        let base = state.context.uidBase
+        out.pointee.appendVarint(Varint.zigzag(Int64(base) &- Int64(id)) &+ 1)
+        if id > base { state.context.uidBase = id }
+    }
+
+    @inlinable @inline(__always) mutating func uidReference(_ id: UInt32) {
+        if state.context.legacy { out.pointee.appendVarint(UInt64(id)); return }
+        let base = state.context.uidBase
+        out.pointee.appendVarint(Varint.zigzag(Int64(base) &- Int64(id)))
+        if id > base { state.context.uidBase = id }
+    }
+
+    /// The interned id of a messageUId, marked used by this record (its definition goes before
+    /// the record), without writing it.
+    @inlinable mutating func internUID(_ s: String) -> UInt32 {
+        let id = state.interner.internID(s)
+        state.use(id)
+        return id
+    }
+
+    /// The content digest the block last wrote for the message with uid `id` (never in format 1).
+    @inlinable func blockContent(ofUID id: UInt32) -> ContentDigest? {
+        state.context.legacy ? nil : state.context.contents[id]
+    }
+
+    /// Notes the content digest written for the message with uid `id`.
+    @inlinable mutating func noteContent(_ c: ContentDigest, ofUID id: UInt32) {
+        if !state.context.legacy { state.context.contents[id] = c }
+    }
 }
 
 /// The writer's encoding state: the buffer bodies are written into (the writer's block: a body
@@ -110,9 +184,12 @@ public struct RecordEncoder {
     /// use only strings the block already defines: `commit` then skips the definitions).
     @exclusivity(unchecked) @usableFromInline var needsDefinitions = false
     @exclusivity(unchecked) @usableFromInline var interner = StringInterner()
+    /// The record schema's block state (device, connection, uid base, contents by uid).
+    @exclusivity(unchecked) @usableFromInline var context = RecordContext()
 
-    init(body: ByteBuffer) {
+    init(body: ByteBuffer, formatMajor: UInt16) {
         self.body = body
+        context = RecordContext(legacy: formatMajor == 1)
     }
 
     deinit { usedStrings.deallocate() }
@@ -126,7 +203,8 @@ public struct RecordEncoder {
     /// The current record writes string `id`.
     @inlinable @inline(__always) func use(_ id: UInt32) {
         usedStrings.append(id)
-        if interner.definedIn[Int(id)] != interner.generation { needsDefinitions = true }
+        let stamp = interner.definedIn[Int(id)]
+        if stamp != interner.generation && stamp != StringInterner.everyBlock { needsDefinitions = true }
     }
 
     /// Appends the definitions this record needs to `out`.

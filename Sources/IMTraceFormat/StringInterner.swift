@@ -27,6 +27,8 @@ public struct InternedString: Hashable, Sendable {
     @usableFromInline var slots: [UInt32] = Array(repeating: 0, count: 256)
     @usableFromInline var definedIn: [UInt32] = []
     @usableFromInline var generation: UInt32 = 1
+    /// `definedIn` stamp of a string the file header defines for every block (never emitted).
+    @usableFromInline static let everyBlock = UInt32.max
     /// Identity cache in front of the table (see `internID`): most strings a recorder writes are the
     /// same few thousand `String` values again and again (ids, topics, the uids of messages in
     /// flight), so their 16 bytes of representation find the id without hashing the text.
@@ -146,12 +148,19 @@ public struct InternedString: Hashable, Sendable {
         Int(s.id) < strings.count && strings[Int(s.id)] == s.text
     }
 
+    /// Interns `s` as a string the file header defines for every block; returns its id.
+    mutating func predefine(_ s: String) -> UInt32 {
+        let id = internID(s)
+        definedIn[Int(id)] = Self.everyBlock
+        return id
+    }
+
     /// Starts a new block: every string must be defined again before its first use there.
     mutating func nextBlock() {
         generation &+= 1
-        if generation == 0 {
+        if generation == Self.everyBlock {
             // After 2^32 blocks the stamps wrap: clear them so no stale stamp matches.
-            for i in definedIn.indices { definedIn[i] = 0 }
+            for i in definedIn.indices where definedIn[i] != Self.everyBlock { definedIn[i] = 0 }
             generation = 1
         }
     }
@@ -159,7 +168,7 @@ public struct InternedString: Hashable, Sendable {
     /// Bytes the definitions of `used` not yet in this block would take.
     func pendingDefinitionBytes(_ used: UnsafeBufferPointer<UInt32>) -> Int {
         var n = 0
-        for id in used where definedIn[Int(id)] != generation {
+        for id in used where definedIn[Int(id)] != generation && definedIn[Int(id)] != Self.everyBlock {
             let len = strings[Int(id)].utf8.count + Varint.length(UInt64(id))
             n += 2 + Varint.length(UInt64(len)) + len
         }
@@ -169,7 +178,7 @@ public struct InternedString: Hashable, Sendable {
     /// Appends a string-definition meta record for each id of `used` not yet defined in this block.
     /// Meta record: `0x00 · type (1 = string definition) · length · id varint · UTF-8 bytes`.
     mutating func emitDefinitions(_ used: UnsafeBufferPointer<UInt32>, into out: ByteBuffer) {
-        for id in used where definedIn[Int(id)] != generation {
+        for id in used where definedIn[Int(id)] != generation && definedIn[Int(id)] != Self.everyBlock {
             definedIn[Int(id)] = generation
             var s = strings[Int(id)]
             s.withUTF8 { u in

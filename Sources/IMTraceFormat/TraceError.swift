@@ -51,7 +51,7 @@ public enum TraceError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .io(path, op, e): "I/O error: \(op) \(path): errno \(e)"
         case let .notATrace(found): "not an IMTrace file (first bytes \(hex(found)))"
         case let .unsupportedVersion(major, minor):
-            "unsupported trace format version \(major).\(minor) (this reader reads \(TraceFormat.majorVersion).x)"
+            "unsupported trace format version \(major).\(minor) (this reader reads \(TraceFormat.readableMajorVersions.map { "\($0).x" }.joined(separator: " and ")))"
         case let .truncatedHeader(needed, size): "truncated header: needs \(needed) bytes, file has \(size)"
         case let .badHeader(offset, reason): "bad header at offset \(offset): \(reason)"
         case let .badBlockHeader(block, offset, reason): "bad block header\(blockText(block)) at offset \(offset): \(reason)"

@@ -2,8 +2,12 @@
 public enum TraceFormat {
     /// `\x89 I M T R \r \n \x1A`: a non-ASCII first byte and CR LF / ^Z catch text-mode mangling (as PNG does).
     public static let magic: [UInt8] = [0x89, 0x49, 0x4D, 0x54, 0x52, 0x0D, 0x0A, 0x1A]
-    /// Major version: a reader refuses any other major. Bumped for incompatible changes.
-    public static let majorVersion: UInt16 = 1
+    /// Major version written: bumped for incompatible changes. 2: the record schema's context
+    /// fields (`RecordContext`: device, connection, messageUId and content coded against the
+    /// block's earlier records).
+    public static let majorVersion: UInt16 = 2
+    /// Majors a reader accepts (any other is `unsupportedVersion`): 1 is read with plain fields.
+    public static let readableMajorVersions: ClosedRange<UInt16> = 1...2
     /// Minor version: additions an older reader may ignore (fields appended to header or footer,
     /// new meta-record types, new header flags). A reader accepts any minor of its major.
     public static let minorVersion: UInt16 = 0

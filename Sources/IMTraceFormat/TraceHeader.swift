@@ -28,6 +28,9 @@ public struct TraceHeader: Hashable, Sendable {
     public private(set) var options: [TraceOption]
     /// Whether message content is stored (otherwise only length + hash; privacy by default).
     public var keepContent: Bool
+    /// Format 2: interned strings with ids `0 ..< strings.count`, defined for every block (the
+    /// world's user and device ids: a block then never spends bytes defining them).
+    public internal(set) var strings: [String] = []
 
     public static var currentBuild: String { "imsim \(IMSimVersion.string) (\(IMSimVersion.buildConfiguration))" }
 
@@ -58,7 +61,7 @@ public struct TraceHeader: Hashable, Sendable {
     public func option(_ key: String) -> String? { options.first { $0.key == key }?.value }
 
     /// Header bytes: magic, major u16, minor u16, payload length u32, payload, CRC-32C u32.
-    func encoded() -> [UInt8] {
+    func encoded(major: UInt16 = TraceFormat.majorVersion) -> [UInt8] {
         var payload: [UInt8] = []
         payload.appendLittleEndian(seed)
         payload.appendLittleEndian(scenarioDigest)
@@ -70,8 +73,12 @@ public struct TraceHeader: Hashable, Sendable {
             payload.appendLengthPrefixed(o.key)
             payload.appendLengthPrefixed(o.value)
         }
+        if major >= 2 {
+            payload.appendVarint(UInt64(strings.count))
+            for s in strings { payload.appendLengthPrefixed(s) }
+        }
         var out = TraceFormat.magic
-        out.appendLittleEndian(TraceFormat.majorVersion)
+        out.appendLittleEndian(major)
         out.appendLittleEndian(TraceFormat.minorVersion)
         out.appendLittleEndian(UInt32(payload.count))
         out.append(contentsOf: payload)
@@ -91,7 +98,7 @@ public struct TraceHeader: Hashable, Sendable {
             throw .truncatedHeader(needed: TraceFormat.headerPrefixSize, fileSize: size)
         }
         let (major, minor, length) = prefix.withUnsafeBytes { ($0.u16(8), $0.u16(10), Int($0.u32(12))) }
-        guard major == TraceFormat.majorVersion else { throw .unsupportedVersion(major: major, minor: minor) }
+        guard TraceFormat.readableMajorVersions.contains(major) else { throw .unsupportedVersion(major: major, minor: minor) }
         guard length <= TraceFormat.maxHeaderPayload else {
             throw .badHeader(offset: 12, reason: "header length \(length) exceeds \(TraceFormat.maxHeaderPayload)")
         }
@@ -144,6 +151,14 @@ public struct TraceHeader: Hashable, Sendable {
                 }
                 options.append(TraceOption(k, v))
             }
+            var strings: [String] = []
+            if major >= 2 {
+                let stringsAt = p
+                let n = try varint("string count")
+                guard n <= UInt64(end - p) else { throw fail(stringsAt, "string count \(n) exceeds the header") }
+                strings.reserveCapacity(Int(n))
+                for i in 0..<Int(n) { strings.append(try string("string \(i)")) }
+            }
             // Same minor: nothing may follow. Newer minor: appended fields this reader skips.
             if minor <= TraceFormat.minorVersion && p != end {
                 throw fail(p, "\(end - p) unexpected bytes after the last field")
@@ -151,6 +166,7 @@ public struct TraceHeader: Hashable, Sendable {
             var h = try TraceHeader(seed: seed, scenarioDigest: digest, scenarioName: name, build: build,
                                     options: [], keepContent: flags & TraceFormat.flagKeepContent != 0)
             h.options = options
+            h.strings = strings
             h.majorVersion = major
             h.minorVersion = minor
             return (h, total)

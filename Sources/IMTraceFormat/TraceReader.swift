@@ -43,6 +43,10 @@ public final class TraceReader {
     @exclusivity(unchecked) private var nextPosition = 0
     /// Every string definition seen, to catch an id defined differently in two blocks.
     private var knownStrings: [UInt32: String] = [:]
+    /// Format 2 record-head time codes.
+    private var headCodes: Bool { header.majorVersion >= 2 }
+    /// The header's predefined strings (format 2), part of every block's table.
+    private var predefined: [UInt32: String] = [:]
     private var damagedPositions: [Int] = []
 
     /// Opens the trace at `path`.
@@ -59,6 +63,8 @@ public final class TraceReader {
         self.source = source
         self.mode = mode
         (header, headerLength) = try TraceHeader.read(from: source)
+        for (i, s) in header.strings.enumerated() { predefined[UInt32(i)] = s }
+        knownStrings = predefined
         var scanEnd = source.size
         switch try TraceFooter.locate(in: source, headerEnd: headerLength, minor: header.minorVersion) {
         case .found(let f):
@@ -104,7 +110,7 @@ public final class TraceReader {
     private func nextInBlock() throws(TraceError) -> TraceRecord {
         while true {
             let step = current.bytes.withUnsafeBytes { raw in
-                Result { () throws(BlockPayload.Failure) in try BlockPayload.next(raw, &cursor, previousTime: previousTime) }
+                Result { () throws(BlockPayload.Failure) in try BlockPayload.next(raw, &cursor, previousTime: previousTime, headCodes: headCodes) }
             }
             switch step {
             case .success(.record(let kind, let time, let body)):
@@ -164,13 +170,20 @@ public final class TraceReader {
             let known = knownStrings
             let acceptUnknown = header.minorVersion > TraceFormat.minorVersion
             table = try current.bytes.withBytes { (raw) throws(BlockPayload.Failure) in
-                try BlockPayload.validate(raw, block: b, knownStrings: known, acceptUnknownMeta: acceptUnknown)
+                try BlockPayload.validate(raw, block: b, knownStrings: known, acceptUnknownMeta: acceptUnknown, headCodes: headCodes)
             }
         } catch {
             throw .malformedBlock(block: b.number, offset: b.offset, payloadOffset: error.at, reason: error.reason)
         }
         for (id, s) in table { knownStrings[id] = s }  // order-independent: a plain merge
-        current.strings = table
+        if predefined.isEmpty {
+            current.strings = table
+        } else {
+            var all = predefined
+            for (id, s) in table { all[id] = s }
+            current.strings = all
+        }
+        current.legacy = header.majorVersion == 1
         currentBlock = position
         cursor = 0
         previousTime = 0

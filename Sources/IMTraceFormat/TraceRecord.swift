@@ -26,14 +26,27 @@ public struct TraceRecord: Sendable {
     /// The body bytes.
     @inlinable public var body: ArraySlice<UInt8> { block.bytes[bodyRange] }
 
-    /// A decoder positioned at the start of the body.
+    /// A decoder positioned at the start of the body, with a fresh (format 2) context: for
+    /// records whose fields use none (container tests, meta records).
     @inlinable public var decoder: RecordDecoder {
-        RecordDecoder(block: block, body: bodyRange, recordTime: time, record: index)
+        RecordDecoder(block: block, body: bodyRange, recordTime: time, record: index, context: RecordContext())
     }
 
     /// Decodes the body with `decode`, converting its error to `TraceError.record`.
     @inlinable public func decode<T>(_ decode: (inout RecordDecoder) throws(RecordDecodeError) -> T) throws(TraceError) -> T {
         var d = decoder
+        do { return try decode(&d) } catch { throw .record(error) }
+    }
+
+    /// Decodes the body with `decode` from `context` (the block's state after the records before
+    /// this one), leaving in it the state after this record.
+    @inlinable public func decode<T>(context: inout RecordContext,
+                                     _ decode: (inout RecordDecoder) throws(RecordDecodeError) -> T) throws(TraceError) -> T {
+        // Swapped in and out rather than copied: the content table stays uniquely referenced.
+        var d = RecordDecoder(block: block, body: bodyRange, recordTime: time, record: index,
+                              context: RecordContext(legacy: context.legacy))
+        swap(&d.context, &context)
+        defer { swap(&d.context, &context) }
         do { return try decode(&d) } catch { throw .record(error) }
     }
 }

@@ -17,9 +17,13 @@ public struct TraceWriterOptions: Hashable, Sendable {
     /// that records only encodes; off, all of it happens in `append`. Same file bytes either way
     /// (`BlockPipeline`).
     public var writerThread: Bool
+    /// Format major version to write: 2 (default), or 1 for readers older than format 2 (record
+    /// bodies without context fields: larger files, byte-identical to what those builds wrote).
+    public var formatMajor: UInt16
 
     public init(compressionLevel: Int32 = 3, recordsPerBlock: Int = 8192, maxBlockBytes: Int = 1 << 20,
-                syncEachBlock: Bool = false, writerThread: Bool = true) {
+                syncEachBlock: Bool = false, writerThread: Bool = true, formatMajor: UInt16 = TraceFormat.majorVersion) {
+        self.formatMajor = formatMajor
         self.compressionLevel = compressionLevel
         self.recordsPerBlock = recordsPerBlock
         self.maxBlockBytes = maxBlockBytes
@@ -30,6 +34,9 @@ public struct TraceWriterOptions: Hashable, Sendable {
     func validate() throws(TraceError) {
         guard (1...TraceFormat.maxBlockRecords).contains(recordsPerBlock) else {
             throw .invalidOptions("recordsPerBlock \(recordsPerBlock) outside 1...\(TraceFormat.maxBlockRecords)")
+        }
+        guard TraceFormat.readableMajorVersions.contains(formatMajor) else {
+            throw .invalidOptions("format version \(formatMajor) outside \(TraceFormat.readableMajorVersions)")
         }
         guard (4096...(16 << 20)).contains(maxBlockBytes) else {
             throw .invalidOptions("maxBlockBytes \(maxBlockBytes) outside 4096...\(16 << 20)")
@@ -61,7 +68,7 @@ public struct TraceWriteSummary: Hashable, Sendable, Codable {
 /// blocks). Memory: one block buffer, up to `BlockPipeline.maxQueued` queued copies, one
 /// compressed buffer, the string table and 48 bytes of index per block.
 public final class TraceWriter {
-    public let header: TraceHeader
+    public private(set) var header: TraceHeader
     public let options: TraceWriterOptions
 
     private enum Status { case open, finished, failed }
@@ -80,6 +87,8 @@ public final class TraceWriter {
     @exclusivity(unchecked) private var blockFirstTime = SimTime.zero
     @exclusivity(unchecked) private var previousTime: Int64 = 0
     private var blockFirstIndex: UInt64 = 0
+    /// Format 2 record-head time codes.
+    private let headCodes: Bool
     private var blocksSubmitted = 0
 
     /// Records appended so far.
@@ -111,11 +120,19 @@ public final class TraceWriter {
     }
 
     private init(header: TraceHeader, options: TraceWriterOptions, sink: TraceSink, compressor: ZstdCompressor) throws(TraceError) {
-        self.header = header
+        var header = header
+        header.majorVersion = options.formatMajor
+        header.minorVersion = TraceFormat.minorVersion
         self.options = options
-        state = EncoderState(body: block)
+        headCodes = options.formatMajor >= 2
+        if options.formatMajor < 2 { header.strings = [] }
+        self.header = header
+        state = EncoderState(body: block, formatMajor: options.formatMajor)
         encoder = RecordEncoder(state: state)
-        try sink.write(header.encoded())
+        for (i, s) in header.strings.enumerated() where state.interner.predefine(s) != UInt32(i) {
+            throw .invalidHeader("predefined string \"\(s)\" repeats")
+        }
+        try sink.write(header.encoded(major: options.formatMajor))
         pipeline = BlockPipeline(committer: BlockCommitter(sink: sink, compressor: compressor), background: options.writerThread)
     }
 
@@ -126,6 +143,24 @@ public final class TraceWriter {
     public var bytes: [UInt8] {
         try? pipeline.drain()
         return pipeline.sink.memory
+    }
+
+    /// Format 2: makes `strings` (unique) the header's predefined strings, ids `0 ..< count`,
+    /// defined for every block, and rewrites the header. Only before anything else is interned
+    /// or appended; otherwise (and for format 1) it does nothing and returns false.
+    @discardableResult
+    public func predefine(_ strings: [String]) throws(TraceError) -> Bool {
+        guard status == .open else { throw .writerClosed }
+        guard options.formatMajor >= 2, recordCount == 0, blocksSubmitted == 0, state.interner.strings.isEmpty else { return false }
+        for (i, s) in strings.enumerated() where state.interner.predefine(s) != UInt32(i) {
+            throw .invalidHeader("predefined string \"\(s)\" repeats")
+        }
+        header.strings = strings
+        do { try pipeline.replaceHeader(header.encoded(major: options.formatMajor)) } catch {
+            status = .failed
+            throw error
+        }
+        return true
     }
 
     /// Interns `s` once; `RecordEncoder.string(_: InternedString)` then writes it without hashing.
@@ -148,14 +183,25 @@ public final class TraceWriter {
         encoder.recordTime = time
         body(&encoder)
         inBody = false
-        try commit(kind: kind, start: start, time: time)
+        if try commit(kind: kind, start: start, time: time) {
+            // It did not fit: the block went out without it. Encode it again as the next block's
+            // first record (its context fields and string definitions start afresh there);
+            // alone in an empty block it cannot overflow again.
+            let again = beginRecord(kind: kind, time: time)
+            inBody = true
+            body(&encoder)
+            inBody = false
+            _ = try commit(kind: kind, start: again, time: time)
+        }
     }
 
     /// Appends a record without body.
     public func append(kind: UInt16, time: SimTime) throws(TraceError) {
         guard status == .open else { throw .writerClosed }
         precondition(!inBody, "TraceWriter.append called from inside a record body")
-        try commit(kind: kind, start: beginRecord(kind: kind, time: time), time: time)
+        if try commit(kind: kind, start: beginRecord(kind: kind, time: time), time: time) {
+            _ = try commit(kind: kind, start: beginRecord(kind: kind, time: time), time: time)
+        }
     }
 
     /// Writes the record head and a one-byte body length placeholder; returns where the record starts.
@@ -164,17 +210,16 @@ public final class TraceWriter {
         let start = block.count
         if blockRecords == 0 { previousTime = 0 }  // the first record's delta is its absolute time: blocks stand alone
         block.appendVarint(UInt64(kind) &+ 1)
-        block.appendTimeCode(time.nanoseconds &- previousTime)
+        if headCodes { block.appendHeadTimeCode(time.nanoseconds &- previousTime) } else { block.appendTimeCode(time.nanoseconds &- previousTime) }
         block.append(0)
         state.begin(at: block.count)
         return start
     }
 
-    /// Head (≤ 3) + time code (≤ 10) + body length (≤ 4) bytes.
-    private static let recordOverhead = 17
-
     /// Finishes the record encoded in place from `start`: length, definitions, block limits.
-    private func commit(kind: UInt16, start: Int, time: SimTime) throws(TraceError) {
+    /// Returns true when the record did not fit: the block was written without it, and the
+    /// caller encodes it again (its body depends on the block's context).
+    private func commit(kind: UInt16, start: Int, time: SimTime) throws(TraceError) -> Bool {
         var bodyAt = state.bodyStart
         let bodyCount = block.count &- bodyAt
         if bodyCount < 0x80 {
@@ -195,7 +240,9 @@ public final class TraceWriter {
         }
         if state.needsDefinitions { bodyAt &+= insertDefinitions(at: start) }
         if blockRecords > 0 && block.count > options.maxBlockBytes {
-            try moveToNextBlock(kind: kind, start: start, bodyAt: bodyAt, bodyCount: bodyCount, time: time)
+            block.count = start
+            try flushBlock()
+            return true
         } else if blockRecords == 0 {
             blockFirstTime = time
             guard block.count <= TraceFormat.maxBlockPayload else {
@@ -211,6 +258,7 @@ public final class TraceWriter {
         if blockRecords >= options.recordsPerBlock || block.count >= options.maxBlockBytes {
             try flushBlock()
         }
+        return false
     }
 
     /// Slides the record at `start` right to put the definitions of its strings that this block
@@ -227,26 +275,6 @@ public final class TraceWriter {
         (block.base + start).update(from: scratch.base, count: n)
         block.count &+= n
         return n
-    }
-
-    /// The record at `start` (definitions included) overflowed `maxBlockBytes`: write the block
-    /// without it, then write it again as the next block's first record (its time delta becomes
-    /// absolute, and that block needs its string definitions again).
-    private func moveToNextBlock(kind: UInt16, start: Int, bodyAt: Int, bodyCount: Int, time: SimTime) throws(TraceError) {
-        scratch.removeAll()
-        scratch.append(UnsafeRawBufferPointer(start: block.base + bodyAt, count: bodyCount))
-        block.count = start
-        try flushBlock()
-        let size = state.pendingDefinitionBytes() + bodyCount + Self.recordOverhead
-        guard size <= TraceFormat.maxBlockPayload else {
-            throw .recordTooLarge(bytes: size, limit: TraceFormat.maxBlockPayload)
-        }
-        state.emitDefinitions(into: block)
-        block.appendVarint(UInt64(kind) &+ 1)
-        block.appendTimeCode(time.nanoseconds)
-        block.appendVarint(UInt64(bodyCount))
-        block.append(scratch.bytes)
-        blockFirstTime = time
     }
 
     /// Writes the pending records as a block now (no-op when none are pending) and waits until
@@ -275,6 +303,7 @@ public final class TraceWriter {
         blockRecords = 0
         blockFirstIndex = recordCount
         state.interner.nextBlock()
+        state.context.reset()
     }
 
     /// Flushes, writes the footer (index, totals, `finalDigest`) and trailer, and closes the file.

@@ -106,6 +106,23 @@ public enum TimeCode {
         out.appendVarint(zz << 2 | unit)
     }
 
+    /// Reads a format 2 record head's time code: an odd code is a positive delta that is not a
+    /// whole µs, in ns (`delta << 1 | 1`: one flag bit where the plain code spends a sign and two
+    /// unit bits — kernel events land on random nanoseconds); an even code is the plain code
+    /// shifted left by one (so 0 is still "same time", and the escape is `6` + 8 bytes).
+    @inlinable public static func readHead(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) throws(Varint.Failure) -> Int64 {
+        let code = try Varint.read(bytes, &offset)
+        if code & 1 == 1 { return Int64(bitPattern: code >> 1) }
+        let plain = code >> 1
+        if plain == escape {
+            guard bytes.count - offset >= 8 else { throw .truncated }
+            let raw = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+            return Int64(bitPattern: raw)
+        }
+        return Varint.unzigzag(plain >> 2) &* multiplier(plain & 3)
+    }
+
     /// Reads a code written by `append`; wrapping arithmetic, so even a non-canonical code
     /// cannot trap.
     @inlinable public static func read(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) throws(Varint.Failure) -> Int64 {

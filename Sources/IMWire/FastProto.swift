@@ -66,6 +66,38 @@ package enum FastProto {
         return w.out
     }
 
+    // MARK: Pages from already-encoded items
+
+    /// A DownStreamMessages page (1 list, repeated · 2 syncTime · 3 finished) from
+    /// DownStreamMessages encoded once each at accept time: a pull or chatroom page only adds
+    /// the envelope. Same bytes as swift-protobuf (`PullTests.pageEncodingMatchesSwiftProtobuf`).
+    package static func downStreamMessages(encoded items: [[UInt8]], syncTime: Int64, finished: Bool) -> [UInt8] {
+        var w = pageList(items)
+        w.varint(2, UInt64(bitPattern: syncTime))
+        w.varint(3, finished ? 1 : 0)
+        return w.out
+    }
+
+    /// A HistoryMsgOuput page (1 list, repeated · 2 syncTime · 3 hasMsg) from encoded items.
+    package static func historyOutput(encoded items: [[UInt8]], syncTime: Int64, hasMsg: Int32) -> [UInt8] {
+        var w = pageList(items)
+        w.varint(2, UInt64(bitPattern: syncTime))
+        w.varint(3, UInt64(bitPattern: Int64(hasMsg)))
+        return w.out
+    }
+
+    /// Field 1 (length-delimited) once per encoded item.
+    private static func pageList(_ items: [[UInt8]]) -> Writer {
+        var w = Writer()
+        w.out.reserveCapacity(items.reduce(16) { $0 + $1.count + 3 })
+        for item in items {
+            w.tag(1, 2)
+            w.raw(UInt64(item.count))
+            w.out.append(contentsOf: item)
+        }
+        return w
+    }
+
     static func downStreamEncodable(_ m: RMTPDownStreamMessage) -> Bool {
         m.hasFromUserID && m.hasType && m.hasClassname && m.hasContent && m.hasDataTime && m.hasStatus
             && m.unknownFields.data.isEmpty

@@ -195,13 +195,13 @@ import Testing
             ref.list = items
             ref.syncTime = syncTime
             ref.finished = finished
-            let mine = PageEncoding.downStreamMessages(try items.map { try ProtoBody.encode($0) }, syncTime: syncTime, finished: finished)
+            let mine = FastProto.downStreamMessages(encoded: try items.map { try ProtoBody.encode($0) }, syncTime: syncTime, finished: finished)
             #expect(mine == (try ref.serializedBytes() as [UInt8]))
             var hist = RMTPHistoryMsgOuput()
             hist.list = items
             hist.syncTime = syncTime
             hist.hasMsg = finished ? 0 : 1
-            let h2 = PageEncoding.historyOutput(try items.map { try ProtoBody.encode($0) }, syncTime: syncTime, hasMsg: finished ? 0 : 1)
+            let h2 = FastProto.historyOutput(encoded: try items.map { try ProtoBody.encode($0) }, syncTime: syncTime, hasMsg: finished ? 0 : 1)
             #expect(h2 == (try hist.serializedBytes() as [UInt8]))
         }
     }

@@ -11,8 +11,9 @@ import Testing
 /// Writes `events` through a world-less recorder (the same encoding path the observer methods
 /// use) into an in-memory trace.
 func recordedTrace(_ events: [TraceEvent], perBlock: Int = 8192, level: TraceLevel = .full, spacing: SimDuration = .milliseconds(1),
-                   epoch: Int64 = Samples.epoch) throws -> [UInt8] {
-    let options = TraceRecorderOptions(level: level, writer: TraceWriterOptions(compressionLevel: 1, recordsPerBlock: perBlock))
+                   epoch: Int64 = Samples.epoch, format: UInt16 = TraceFormat.majorVersion) throws -> [UInt8] {
+    let options = TraceRecorderOptions(level: level, writer: TraceWriterOptions(compressionLevel: 1, recordsPerBlock: perBlock,
+                                                                                formatMajor: format))
     let header = try TraceHeader(seed: 9, scenarioDigest: 1, scenarioName: "samples",
                                  options: [TraceOption("epochMs", "\(epoch)")])
     let recorder = try TraceRecorder(writer: try TraceWriter(inMemory: header, options: options.writer), options: options, epochMs: epoch)
@@ -99,15 +100,16 @@ func isCheckpoint(_ e: TraceEvent) -> Bool {
 
     @Test func malformedBodiesAreTypedErrorsNamingTheRecord() throws {
         let w = try TraceWriter(inMemory: try TraceHeader(seed: 1, scenarioDigest: 0, scenarioName: "x"))
-        try w.append(kind: 1, time: .zero) { $0.uvarint(UInt64(0)) }                 // appStart d0: fine
-        try w.append(kind: 40, time: .zero) { $0.uvarint(UInt64(0)); $0.raw([0xFF]) }  // truncated varint
+        try w.append(kind: 1, time: .zero) { $0.uvarint(UInt64(1)) }                 // appStart d0 (device + 1): fine
+        try w.append(kind: 40, time: .zero) { $0.uvarint(UInt64(0)); $0.raw([0xFF]) }  // same device; truncated varint
         try w.append(kind: 22, time: .zero) { $0.uvarint(UInt64(0)); $0.string("nope") }  // unknown close reason
         try w.append(kind: 15, time: .zero) { $0.raw([0]) }                           // heal with a trailing byte
         try w.finish(finalDigest: 0)
         let r = try TraceReader(bytes: w.bytes)
         var errors: [RecordDecodeError] = []
+        var context = RecordContext()  // the block's context fields, carried from record to record
         while let rec = try r.next() {
-            do { _ = try TraceEvent.decode(rec, epochMs: 0) } catch {
+            do { _ = try TraceEvent.decode(rec, epochMs: 0, context: &context) } catch {
                 guard case .record(let e) = error else { Issue.record("unexpected \(error)"); continue }
                 errors.append(e)
             }

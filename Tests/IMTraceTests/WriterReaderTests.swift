@@ -150,9 +150,9 @@ import SimKernel
         #expect(throws: TraceError.notATrace(found: Array("{\"a\":1}\n".utf8))) { try TraceReader(bytes: Array("{\"a\":1}\n and more".utf8)) }
         #expect(throws: TraceError.truncatedHeader(needed: 16, fileSize: 5)) { try TraceReader(bytes: Array(good[0..<5])) }
         #expect(throws: TraceError.truncatedHeader(needed: 16, fileSize: 0)) { try TraceReader(bytes: []) }
-        var v2 = good
-        v2[8] = 2
-        #expect(throws: TraceError.unsupportedVersion(major: 2, minor: 0)) { try TraceReader(bytes: v2) }
+        var v3 = good
+        v3[8] = 3
+        #expect(throws: TraceError.unsupportedVersion(major: 3, minor: 0)) { try TraceReader(bytes: v3) }
         var flipped = good
         flipped[20] ^= 0x01  // inside the seed
         #expect(throws: TraceError.self) { try TraceReader(bytes: flipped) }

@@ -147,10 +147,10 @@ import Testing
         let slow = try World(scenario: try Self.links(aliceLatency: "300ms"), seed: 9)
         let fast = try World(scenario: try Self.links(aliceLatency: "5ms"), seed: 9)
         // Draw alice's link first in one world and not at all in the other: bob's draws agree.
-        for _ in 0..<50 { _ = slow.latency(slow.deviceIndex("alice-phone")!, toServer: true) }
+        for _ in 0..<50 { _ = slow.network.latency(slow.deviceIndex("alice-phone")!, toServer: true) }
         for id in ["bob-phone", "carol-phone"] {
-            let a = (0..<100).map { i in slow.latency(slow.deviceIndex(id)!, toServer: i % 2 == 0) }
-            let b = (0..<100).map { i in fast.latency(fast.deviceIndex(id)!, toServer: i % 2 == 0) }
+            let a = (0..<100).map { i in slow.network.latency(slow.deviceIndex(id)!, toServer: i % 2 == 0) }
+            let b = (0..<100).map { i in fast.network.latency(fast.deviceIndex(id)!, toServer: i % 2 == 0) }
             #expect(a == b, "\(id)")
             #expect(Set(a).count > 50)
         }

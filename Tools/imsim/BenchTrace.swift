@@ -31,6 +31,8 @@ struct BenchTrace: ParsableCommand {
     @Option(help: "Bare/recorded pairs to time (single pairs swing by ±10 points on a shared host; the median of 9 is steadier).") var repetitions = 9
     @Option(help: "zstd level.") var level: Int32 = 3
     @Option(help: "Trace level 1–3.") var traceLevel = 3
+    @Option(help: "Trace format version to write (1: without the record schema's context fields, for before/after figures).")
+    var format: UInt16 = TraceFormat.majorVersion
     @Option(help: "Use N records of the synthetic world stream instead of a run.") var synthetic: Int?
     @Flag(help: "Print JSON instead of text.") var json = false
     @Flag(name: .customLong("single-threaded"),
@@ -85,6 +87,7 @@ struct BenchTrace: ParsableCommand {
         guard repetitions >= 1 else { throw ValidationError("--repetitions must be at least 1") }
         guard TraceLevel(rawValue: traceLevel) != nil else { throw ValidationError("--trace-level must be 1, 2 or 3") }
         if let s = synthetic, s < 1 { throw ValidationError("--synthetic must be positive") }
+        guard TraceFormat.readableMajorVersions.contains(format) else { throw ValidationError("--format must be 1 or 2") }
     }
 
     func run() throws {
@@ -94,7 +97,7 @@ struct BenchTrace: ParsableCommand {
         let path = "\(dir)/imsim-bench-trace-\(pid).imtrace", copy = "\(dir)/imsim-bench-trace-\(pid)-rewrite.imtrace"
         defer { for p in [path, copy] { try? FileManager.default.removeItem(atPath: p) } }
         let reps = quick ? 1 : repetitions
-        var options = TraceRecorderOptions(level: TraceLevel(rawValue: traceLevel)!, writer: TraceWriterOptions(compressionLevel: level))
+        var options = TraceRecorderOptions(level: TraceLevel(rawValue: traceLevel)!, writer: TraceWriterOptions(compressionLevel: level, formatMajor: format))
         if singleThreaded { options = options.singleThreaded }
 
         var source = "", simulated: String?
@@ -112,7 +115,7 @@ struct BenchTrace: ParsableCommand {
             let runSeed = seed ?? sc.seed ?? 1
             let limit = try (until ?? (quick ? "5m" : nil)).map { SimTime.zero + (try SimDuration(parsing: $0)) }
             source = "imsim run \(scenario) --seed \(runSeed) --no-oracles" + (limit.map { " --until \($0)" } ?? "")
-            if !json { print("imsim bench trace — \(source), zstd \(level), level \(traceLevel) (\(IMSimVersion.buildConfiguration) build)") }
+            if !json { print("imsim bench trace — \(source), zstd \(level), level \(traceLevel), format \(format) (\(IMSimVersion.buildConfiguration) build)") }
             var bestBare = Double.infinity, bestRecorded = Double.infinity, bestBareCPU = Double.infinity
             var bestRecordedCPU = Double.infinity, bestRecordedProcess = Double.infinity
             var last: TraceWriteSummary?

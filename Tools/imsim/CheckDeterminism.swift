@@ -20,6 +20,7 @@ struct DeterminismCheck {
         if let b = command.bugs { a += ["--bugs", b] }
         if command.keepContent { a.append("--keep-content") }
         a += ["--trace-level", String(command.traceLevel), "--trace-zstd-level", String(command.traceZstdLevel)]
+        a += ["--trace-format", String(command.traceFormat)]
         return a
     }
 

@@ -8,7 +8,8 @@ struct FuzzCommand: ParsableCommand {
         commandName: "fuzz",
         abstract: "Deterministic fuzzing of IMSim's parsers (run in a release build).",
         discussion: "One subcommand per parser; `imsim fuzz <target> --help` tells what each checks.",
-        // `wire` keeps its own checks; every other target is a FuzzTarget listed in FuzzTargets.all.
+        // `wire` (a FuzzTarget too) keeps its own subcommand for its richer report; every other
+        // target is listed in FuzzTargets.all.
         subcommands: [FuzzWire.self] + FuzzTargets.all
     )
 }

@@ -39,6 +39,9 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("trace-level"), help: "1 kernel events and world notes, 2 + callbacks, notes, server events, API calls, 3 + every core input and effect (default).")
     var traceLevel = 3
     @Option(name: .customLong("trace-zstd-level"), help: "zstd level of the trace blocks.") var traceZstdLevel: Int32 = 3
+    @Option(name: .customLong("trace-format"),
+            help: "Trace format version to write: 2 (default), or 1 for imsim builds that read only format 1 (larger files).")
+    var traceFormat: UInt16 = TraceFormat.majorVersion
     @Flag(name: .customLong("trace-single-threaded"),
           help: "Compress and write the trace on the simulation thread (default: on a writer thread; same bytes).")
     var traceSingleThreaded = false
@@ -50,6 +53,7 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         guard TraceLevel(rawValue: traceLevel) != nil else { throw ValidationError("--trace-level must be 1, 2 or 3") }
         guard (1...19).contains(traceZstdLevel) else { throw ValidationError("--trace-zstd-level must be 1…19") }
+        guard TraceFormat.readableMajorVersions.contains(traceFormat) else { throw ValidationError("--trace-format must be 1 or 2") }
         if (keepContent || traceLevel != 3) && trace == nil && !checkDeterminism {
             throw ValidationError("--keep-content and --trace-level need --trace FILE")
         }
@@ -109,7 +113,7 @@ struct RunCommand: ParsableCommand {
             do {
                 var options = TraceRecorderOptions(
                     keepContent: keepContent, level: TraceLevel(rawValue: traceLevel)!,
-                    writer: TraceWriterOptions(compressionLevel: traceZstdLevel), headerOptions: traceHeaderOptions)
+                    writer: TraceWriterOptions(compressionLevel: traceZstdLevel, formatMajor: traceFormat), headerOptions: traceHeaderOptions)
                 if traceSingleThreaded { options = options.singleThreaded }
                 let r = try TraceRecorder(path: trace, scenario: sc, seed: runSeed, options: options)
                 r.attach(to: run)

@@ -9,7 +9,7 @@ struct StoreCommand: ParsableCommand {
         commandName: "store",
         abstract: "Message-store utilities (test support).",
         shouldDisplay: false,
-        subcommands: [StoreCrashWriter.self]
+        subcommands: [StoreCrashWriter.self, StoreWALSalt.self]
     )
 }
 
@@ -56,5 +56,28 @@ struct StoreCrashWriter: ParsableCommand {
         // Unbuffered: the parent reads this line before it kills us.
         FileHandle.standardOutput.write(Data("ready \(committed) \(walBefore) \(walBytes())\n".utf8))
         while true { pause() }
+    }
+}
+
+/// The child process of IMStoreTests' PRNG test: a store on a fresh simulated device of `seed`,
+/// one commit, then the WAL header's salts (bytes 16..<24) in hex. SQLite's PRNG is
+/// process-wide, so only a fresh process shows what the device's reseed alone decides.
+struct StoreWALSalt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wal-salt",
+        abstract: "Print the WAL salts a simulated device's store writes (one commit).",
+        shouldDisplay: false
+    )
+
+    @Option(help: "Device seed.") var seed: UInt64 = 1
+
+    func run() throws {
+        let disk = SimDisk(seed: seed)
+        let store = try IMStore(copyOf: IMStore.inMemory(), on: disk)
+        _ = try store.storeReceived(StoreBenchmark.messages(count: 1, conversations: 1))
+        guard let header = disk.bytes(of: "store.db-wal", count: 32), header.count == 32 else {
+            throw ValidationError("no WAL header on the device after a commit")
+        }
+        print(header[16..<24].map { String(format: "%02x", $0) }.joined())
     }
 }

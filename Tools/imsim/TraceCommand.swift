@@ -8,6 +8,7 @@ struct TraceCommand: ParsableCommand {
         abstract: "Inspect IMSim trace files (.imtrace).",
         discussion: "Format and record schema: Docs/trace-format.md.",
         subcommands: [TraceShowCommand.self, TraceExportCommand.self, TraceLedgerCommand.self, TraceDiffCommand.self,
-                      TraceInfoCommand.self, TraceKindsCommand.self, TraceWriteSyntheticCommand.self]
+                      TraceInfoCommand.self, TraceKindsCommand.self, TraceWriteSyntheticCommand.self,
+                      TraceConvertCommand.self]
     )
 }

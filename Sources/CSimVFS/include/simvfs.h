@@ -58,10 +58,16 @@ void imsim_simdisk_kill(imsim_simdisk *disk);
 /// keeps its written length or its synced one. Returns the number of unsynced sectors.
 int64_t imsim_simdisk_power_loss(imsim_simdisk *disk, int torn);
 
+/// Reseeds SQLite's process-wide PRNG (WAL salt, journal nonce) from the device's creation seed
+/// and its open count; call right before opening the device's database (see Docs/store.md).
+void imsim_simdisk_seed_sqlite_prng(imsim_simdisk *disk);
 /// While on, deletes are ignored: a killed connection is closing (see IMStore).
 void imsim_simdisk_freeze_deletes(imsim_simdisk *disk, int on);
 /// Sectors written but not yet synced, over every file (0 after a sync of every file).
 int64_t imsim_simdisk_unsynced_sectors(const imsim_simdisk *disk);
+/// Copies up to `n` written bytes of the file `name` ("store.db", "store.db-wal") from `off`;
+/// returns how many, or -1 when the device has no such file (tests and diagnostics).
+int64_t imsim_simdisk_read(const imsim_simdisk *disk, const char *name, int64_t off, void *buf, int64_t n);
 /// Bytes the device holds (files plus undo copies).
 int64_t imsim_simdisk_used_bytes(const imsim_simdisk *disk);
 #endif

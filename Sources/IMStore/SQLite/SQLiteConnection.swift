@@ -58,6 +58,7 @@ public final class SQLiteConnection {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let rc: Int32
         if case .device(let disk) = location {
+            disk.seedSQLitePRNG()
             rc = sqlite3_open_v2(disk.path, &handle, flags, SimDisk.vfsName)
         } else {
             rc = sqlite3_open_v2(location.description, &handle, flags, nil)

@@ -78,8 +78,20 @@ public final class SimDisk: @unchecked Sendable {
     /// Bytes the device holds (files plus the synced copies of unsynced sectors).
     public var usedBytes: Int { Int(imsim_simdisk_used_bytes(disk)) }
 
+    /// Up to `count` written bytes of the device's file `name` (`store.db`, `store.db-wal`) from
+    /// `offset`; nil when there is no such file (tests and diagnostics).
+    public func bytes(of name: String, at offset: Int = 0, count: Int) -> [UInt8]? {
+        var buf = [UInt8](repeating: 0, count: count)
+        let got = buf.withUnsafeMutableBytes { imsim_simdisk_read(disk, name, Int64(offset), $0.baseAddress, Int64(count)) }
+        return got < 0 ? nil : Array(buf[..<Int(got)])
+    }
+
     /// Re-seeds the fault draws.
     public func seed(_ seed: UInt64) { imsim_simdisk_seed(disk, seed) }
+
+    /// Reseeds SQLite's own (process-wide) PRNG from this device's seed and open count, so the
+    /// WAL salts and journal nonces it writes here do not come from /dev/urandom.
+    func seedSQLitePRNG() { imsim_simdisk_seed_sqlite_prng(disk) }
 
     /// App kill: handles open now go stale (nothing they do later reaches the device).
     func kill() { imsim_simdisk_kill(disk) }

@@ -93,6 +93,11 @@ public final class TraceRecorder: WorldObserver {
         core.digest = { [weak w] in w?.sim.digest.value ?? 0 }
         core.setDeviceCount(w.deviceCount)
         let ids = w.userIds
+        // The ids every block would otherwise define again: users, then devices (unique, in world order).
+        var predefined: [String] = []
+        var seen = Set<String>()
+        for s in ids + (0..<w.deviceCount).map({ w.deviceId($0) }) where seen.insert(s).inserted { predefined.append(s) }
+        core.predefine(predefined)
         var userIndex: [String: Int] = [:]
         for (i, u) in ids.enumerated() { userIndex[u] = i }
         for d in 0..<w.deviceCount {

@@ -110,7 +110,7 @@ public enum CallbackRecord: Hashable, Sendable {
         case .connected(let u): e.string(u)
         case .messageInserted(let m): e.message(m, epoch: epoch)
         case .sendResult(let id, let uid, let t, let err):
-            e.varint(id); e.optionalString(uid); e.wallMs(t, epoch: epoch); e.optionalCode(err)
+            e.varint(id); e.optionalUID(uid); e.wallMs(t, epoch: epoch); e.optionalCode(err)
         case .received(let m, let left, let off, let pkg):
             e.message(m, epoch: epoch); Self.encodeReceivedTail(left: left, offline: off, hasPackage: pkg, into: &e)
         case .recalled(let id, let c): e.varint(id); e.conversation(c)
@@ -137,7 +137,7 @@ public enum CallbackRecord: Hashable, Sendable {
         case 43: return .connectError(code: try d.int32())
         case 44: return .messageInserted(try d.message(epoch: epoch))
         case 45:
-            return .sendResult(messageId: try d.varint(), messageUId: try d.optionalString(),
+            return .sendResult(messageId: try d.varint(), messageUId: try d.optionalUID(),
                                sentTime: try d.wallMs(epoch: epoch), error: try d.optionalCode())
         case 46:
             let m = try d.message(epoch: epoch)
@@ -225,7 +225,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .state(let f, let t, let r): e.string(f); e.string(t); e.string(r)
         case .stored(let id, let uid, let c, let t, let dir, let new):
             Self.encodeStored(id, uid, c, t, dir, new, into: &e, epoch: epoch)
-        case .skipped(let uid, let c, let r): e.optionalString(uid); e.conversation(c); e.string(r)
+        case .skipped(let uid, let c, let r): e.optionalUID(uid); e.conversation(c); e.string(r)
         case .cursor(let n, let v): Self.encodeCursor(n, v, into: &e, epoch: epoch)
         case .reconnectScheduled(let a, let d): e.varint(Int64(a)); e.duration(d)
         case .requestTimedOut(let m, let w): e.uvarint(UInt64(m)); e.string(w)
@@ -247,7 +247,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
     // The recorder writes these two (the most frequent notes) straight from `ClientNote`.
     static func encodeStored(_ id: Int64, _ uid: String?, _ c: ConversationKey, _ t: Int64, _ dir: MessageDirection, _ new: Bool,
                              into e: inout RecordEncoder, epoch: Int64) {
-        e.varint(id); e.optionalString(uid); e.conversation(c); e.wallMs(t, epoch: epoch)
+        e.varint(id); e.optionalUID(uid); e.conversation(c); e.wallMs(t, epoch: epoch)
         e.uvarint(UInt64((dir == .receive ? 1 : 0) | (new ? 2 : 0)))
     }
 
@@ -260,7 +260,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case 64: return .state(from: try d.string(), to: try d.string(), reason: try d.string())
         case 65:
             let id = try d.varint()
-            let uid = try d.optionalString()
+            let uid = try d.optionalUID()
             let c = try d.conversation()
             let t = try d.wallMs(epoch: epoch)
             let at = d.offset
@@ -268,7 +268,7 @@ public enum ClientNoteRecord: Hashable, Sendable {
             guard bits < 4 else { throw d.invalid(at, "stored flags", "\(bits)") }
             return .stored(messageId: id, messageUId: uid, conversation: c, sentTime: t,
                            direction: bits & 1 != 0 ? .receive : .send, isNew: bits & 2 != 0)
-        case 66: return .skipped(messageUId: try d.optionalString(), conversation: try d.conversation(), reason: try d.string())
+        case 66: return .skipped(messageUId: try d.optionalUID(), conversation: try d.conversation(), reason: try d.string())
         case 67: return .cursor(name: try d.string(), value: try d.wallMs(epoch: epoch))
         case 68: return .reconnectScheduled(attempt: try d.int(), delay: try d.duration())
         case 69: return .requestTimedOut(messageId: try d.uint16(), what: try d.string())

@@ -191,7 +191,7 @@ public enum ClientEffectRecord: Hashable, Sendable {
 
     func encode(into e: inout RecordEncoder) {
         switch self {
-        case .openConnection(let c): e.uvarint(c.raw)
+        case .openConnection(let c): e.connection(c.raw)
         case .send(let b, let frames): Self.encodeSend(b, frames, into: &e)
         case .closeConnection: break
         case .setTimer(let t, let after): Self.encodeSetTimer(t, after, into: &e)

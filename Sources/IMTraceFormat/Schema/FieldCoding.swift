@@ -90,9 +90,9 @@ extension RecordEncoder {
 
     mutating func serverTimer(_ t: ServerTimer) {
         switch t {
-        case .sessionIdle(let c): uvarint(UInt64(1)); uvarint(c.raw)
-        case .queryAckRetry(let c, let m): uvarint(UInt64(2)); uvarint(c.raw); uvarint(UInt64(m))
-        case .connectDeadline(let c): uvarint(UInt64(3)); uvarint(c.raw)
+        case .sessionIdle(let c): uvarint(UInt64(1)); connection(c.raw)
+        case .queryAckRetry(let c, let m): uvarint(UInt64(2)); connection(c.raw); uvarint(UInt64(m))
+        case .connectDeadline(let c): uvarint(UInt64(3)); connection(c.raw)
         case .chatroomAutoDestroy(let r): uvarint(UInt64(4)); string(r)
         case .offlineExpiry: uvarint(UInt64(5))
         case .chatroomBanEnds(let r, let u): uvarint(UInt64(6)); string(r); string(u)
@@ -123,6 +123,12 @@ extension RecordEncoder {
     mutating func strings(_ list: [String]) {
         uvarint(list.count)
         for s in list { string(s) }
+    }
+
+    /// messageUIds: count · n × `uid`.
+    mutating func uids(_ list: [String]) {
+        uvarint(list.count)
+        for s in list { uid(s) }
     }
 }
 
@@ -168,8 +174,6 @@ extension RecordDecoder {
         guard v <= UInt64(UInt16.max) else { throw fail(at, .outOfRange(value: v, max: UInt64(UInt16.max))) }
         return UInt16(v)
     }
-
-    mutating func connection() throws(RecordDecodeError) -> ConnectionID { ConnectionID(try uvarint()) }
 
     /// A conversation, or nil written as type 0.
     mutating func optionalConversation() throws(RecordDecodeError) -> ConversationKey? {
@@ -312,6 +316,14 @@ extension RecordDecoder {
         var out: [String] = []
         out.reserveCapacity(n)
         for _ in 0..<n { out.append(try string()) }
+        return out
+    }
+
+    mutating func uids() throws(RecordDecodeError) -> [String] {
+        let n = try count("uid count")
+        var out: [String] = []
+        out.reserveCapacity(n)
+        for _ in 0..<n { out.append(try uid()) }
         return out
     }
 }

@@ -51,41 +51,41 @@ public enum KernelRecord: Hashable, Sendable {
     // The kinds and fields of the frequent records, shared with the recorder's direct path.
     static let deliverUpKind: UInt16 = 3, deliverDownKind: UInt16 = 4, clientTimerKind: UInt16 = 9
     @inline(__always) static func encodeLink(_ c: UInt64, _ d: Int, into e: inout RecordEncoder) {
-        e.uvarint(c); e.uvarint(d)
+        e.connection(c); e.device(d)
     }
     @inline(__always) static func encodeClientTimer(_ d: Int, _ t: ClientTimer, into e: inout RecordEncoder) {
-        e.uvarint(d); e.clientTimer(t)
+        e.device(d); e.clientTimer(t)
     }
 
     func encode(into e: inout RecordEncoder) {
         switch self {
-        case .appStart(let d): e.uvarint(d)
+        case .appStart(let d): e.device(d)
         case .script(let s, let r): e.uvarint(s); e.uvarint(r)
         case .deliver(let c, let d, _), .connectArrive(let c, let d), .connectComplete(let c, let d):
             Self.encodeLink(c.raw, d, into: &e)
-        case .closeNotice(let c, let d, _, let r): e.uvarint(c.raw); e.uvarint(d); e.string(r.rawValue)
+        case .closeNotice(let c, let d, _, let r): e.connection(c.raw); e.device(d); e.string(r.rawValue)
         case .clientTimer(let d, let t): Self.encodeClientTimer(d, t, into: &e)
         case .serverTimer(let t): e.serverTimer(t)
         case .workload(let u, let k):
             if u >= 0 { e.uvarint(u) }
             e.uvarint(UInt64(k.rawValue))
         case .faultStart(let k, let d), .faultEnd(let k, let d): e.string(k.rawValue); e.varint(Int64(d ?? -1))
-        case .network(let d, _): e.uvarint(d)
+        case .network(let d, _): e.device(d)
         case .serverRestart, .heal, .convergenceCheck, .end: break
         }
     }
 
     static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> KernelRecord? {
         switch kind {
-        case 1: return .appStart(device: try d.uvarintInt())
+        case 1: return .appStart(device: try d.device())
         case 2: return .script(step: try d.uvarintInt(), repeatIndex: try d.uvarintInt())
-        case 3, 4: return .deliver(try d.connection(), device: try d.uvarintInt(), toServer: kind == 3)
-        case 5: return .connectArrive(try d.connection(), device: try d.uvarintInt())
-        case 6: return .connectComplete(try d.connection(), device: try d.uvarintInt())
+        case 3, 4: return .deliver(try d.connection(), device: try d.device(), toServer: kind == 3)
+        case 5: return .connectArrive(try d.connection(), device: try d.device())
+        case 6: return .connectComplete(try d.connection(), device: try d.device())
         case 7, 8:
-            return .closeNotice(try d.connection(), device: try d.uvarintInt(), toServer: kind == 7,
+            return .closeNotice(try d.connection(), device: try d.device(), toServer: kind == 7,
                                 reason: try d.rawEnum(TransportCloseReason.self, "close reason"))
-        case 9: return .clientTimer(device: try d.uvarintInt(), try d.clientTimer())
+        case 9: return .clientTimer(device: try d.device(), try d.clientTimer())
         case 10: return .serverTimer(try d.serverTimer())
         case 11, 32:
             let u = kind == 11 ? try d.uvarintInt() : -1
@@ -102,7 +102,7 @@ public enum KernelRecord: Hashable, Sendable {
         case 15: return .heal
         case 16: return .convergenceCheck
         case 17: return .end
-        case 18, 19: return .network(device: try d.uvarintInt(), up: kind == 18)
+        case 18, 19: return .network(device: try d.device(), up: kind == 18)
         default: return nil
         }
     }

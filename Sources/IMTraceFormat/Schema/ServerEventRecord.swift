@@ -101,28 +101,28 @@ public enum ServerEventRecord: Hashable, Sendable {
 
     func encode(into e: inout RecordEncoder, epoch: Int64) {
         switch self {
-        case .sessionOpened(let c, let u, let d, let p, let s): e.uvarint(c.raw); e.string(u); e.string(d); e.string(p.rawValue); e.string(s)
-        case .connectRejected(let c, let s): e.uvarint(c.raw); e.uvarint(UInt64(s.rawValue))
-        case .sessionClosed(let c, let u, let d, let r): e.uvarint(c.raw); e.string(u); e.string(d); e.string(r.rawValue)
-        case .kicked(let v, let u, let vd, let by): e.uvarint(v.raw); e.string(u); e.string(vd); e.string(by)
+        case .sessionOpened(let c, let u, let d, let p, let s): e.connection(c.raw); e.string(u); e.string(d); e.string(p.rawValue); e.string(s)
+        case .connectRejected(let c, let s): e.connection(c.raw); e.uvarint(UInt64(s.rawValue))
+        case .sessionClosed(let c, let u, let d, let r): e.connection(c.raw); e.string(u); e.string(d); e.string(r.rawValue)
+        case .kicked(let v, let u, let vd, let by): e.connection(v.raw); e.string(u); e.string(vd); e.string(by)
         case .messageAccepted(let m): e.accepted(m, epoch: epoch)
         case .messageRejected(let c, let u, let conv, let cuid, let code):
-            e.uvarint(c.raw); e.string(u); e.conversation(conv); e.varint(cuid); e.int32(code)
-        case .duplicateSendAbsorbed(let uid, let u, let cuid): e.string(uid); e.string(u); e.varint(cuid)
+            e.connection(c.raw); e.string(u); e.conversation(conv); e.varint(cuid); e.int32(code)
+        case .duplicateSendAbsorbed(let uid, let u, let cuid): e.uid(uid); e.string(u); e.varint(cuid)
         case .fannedOut(let uid, let u, let d, let c, let via): Self.encodeFannedOut(uid, u, d, c, via, into: &e)
         case .pulled(let c, let u, let d, let t, let uids, let st, let f):
             Self.encodePulled(c, u, d, t, uids, st, f, into: &e, epoch: epoch)
-        case .offlineStored(let uid, let u), .pushed(let uid, let u): e.string(uid); e.string(u)
-        case .dropped(let uid, let c, let u, let r): e.optionalString(uid); e.conversation(c); e.optionalString(u); e.string(r.rawValue)
+        case .offlineStored(let uid, let u), .pushed(let uid, let u): e.uid(uid); e.string(u)
+        case .dropped(let uid, let c, let u, let r): e.optionalUID(uid); e.conversation(c); e.optionalString(u); e.string(r.rawValue)
         case .chatroomJoined(let r, let u, let d): e.string(r); e.string(u); e.string(d)
         case .chatroomLeft(let r, let u, let why): e.string(r); e.string(u); e.string(why.rawValue)
         case .chatroomDestroyed(let r, let why): e.string(r); e.string(why)
         case .chatroomKVChanged(let r, let k, let u, let del): e.string(r); e.string(k); e.string(u); e.bool(del)
-        case .recalled(let uid, let by): e.string(uid); e.string(by)
+        case .recalled(let uid, let by): e.uid(uid); e.string(by)
         case .restarted(let kept): e.bool(kept)
-        case .protocolError(let c, let d): e.uvarint(c.raw); e.utf8(d)
-        case .reconnectRefused(let c, let u, let d, let a): e.uvarint(c.raw); e.string(u); e.string(d); e.string(a)
-        case .queryRejected(let c, let u, let t, let target, let code): e.uvarint(c.raw); e.string(u); e.string(t); e.string(target); e.int32(code)
+        case .protocolError(let c, let d): e.connection(c.raw); e.utf8(d)
+        case .reconnectRefused(let c, let u, let d, let a): e.connection(c.raw); e.string(u); e.string(d); e.string(a)
+        case .queryRejected(let c, let u, let t, let target, let code): e.connection(c.raw); e.string(u); e.string(t); e.string(target); e.int32(code)
         case .chatroomCreated(let r, let by): e.string(r); e.optionalString(by)
         case .incompleteBody(let i): e.incompleteBody(i)
         }
@@ -133,12 +133,12 @@ public enum ServerEventRecord: Hashable, Sendable {
     // The recorder writes these two (the most frequent server events) straight from `ServerEvent`.
     static func encodeFannedOut(_ uid: String, _ u: String, _ d: String, _ c: ConnectionID, _ via: DeliveryPath,
                                 into e: inout RecordEncoder) {
-        e.string(uid); e.string(u); e.string(d); e.uvarint(c.raw); e.string(via.rawValue)
+        e.uid(uid); e.string(u); e.string(d); e.connection(c.raw); e.string(via.rawValue)
     }
 
     static func encodePulled(_ c: ConnectionID, _ u: String, _ d: String, _ t: String, _ uids: [String], _ st: Int64, _ f: Bool,
                              into e: inout RecordEncoder, epoch: Int64) {
-        e.uvarint(c.raw); e.string(u); e.string(d); e.string(t); e.strings(uids); e.wallMs(st, epoch: epoch); e.bool(f)
+        e.connection(c.raw); e.string(u); e.string(d); e.string(t); e.uids(uids); e.wallMs(st, epoch: epoch); e.bool(f)
     }
 
     static func decode(kind: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ServerEventRecord? {
@@ -160,17 +160,17 @@ public enum ServerEventRecord: Hashable, Sendable {
         case 101:
             return .messageRejected(try d.connection(), userId: try d.string(), conversation: try d.conversation(),
                                     clientUniqueId: try d.varint(), code: try d.int32())
-        case 102: return .duplicateSendAbsorbed(messageUId: try d.string(), userId: try d.string(), clientUniqueId: try d.varint())
+        case 102: return .duplicateSendAbsorbed(messageUId: try d.uid(), userId: try d.string(), clientUniqueId: try d.varint())
         case 103:
-            return .fannedOut(messageUId: try d.string(), userId: try d.string(), deviceId: try d.string(), try d.connection(),
+            return .fannedOut(messageUId: try d.uid(), userId: try d.string(), deviceId: try d.string(), try d.connection(),
                               via: try d.rawEnum(DeliveryPath.self, "delivery path"))
         case 104:
             return .pulled(try d.connection(), userId: try d.string(), deviceId: try d.string(), topic: try d.string(),
-                           messageUIds: try d.strings(), syncTime: try d.wallMs(epoch: epoch), finished: try d.bool())
-        case 105: return .offlineStored(messageUId: try d.string(), userId: try d.string())
-        case 106: return .pushed(messageUId: try d.string(), userId: try d.string())
+                           messageUIds: try d.uids(), syncTime: try d.wallMs(epoch: epoch), finished: try d.bool())
+        case 105: return .offlineStored(messageUId: try d.uid(), userId: try d.string())
+        case 106: return .pushed(messageUId: try d.uid(), userId: try d.string())
         case 107:
-            return .dropped(messageUId: try d.optionalString(), conversation: try d.conversation(), userId: try d.optionalString(),
+            return .dropped(messageUId: try d.optionalUID(), conversation: try d.conversation(), userId: try d.optionalString(),
                             reason: try d.rawEnum(DropReason.self, "drop reason"))
         case 108: return .chatroomJoined(roomId: try d.string(), userId: try d.string(), deviceId: try d.string())
         case 109:
@@ -178,7 +178,7 @@ public enum ServerEventRecord: Hashable, Sendable {
                                  reason: try d.rawEnum(ChatroomLeaveReason.self, "chatroom leave reason"))
         case 110: return .chatroomDestroyed(roomId: try d.string(), reason: try d.string())
         case 111: return .chatroomKVChanged(roomId: try d.string(), key: try d.string(), userId: try d.string(), deleted: try d.bool())
-        case 112: return .recalled(messageUId: try d.string(), byUserId: try d.string())
+        case 112: return .recalled(messageUId: try d.uid(), byUserId: try d.string())
         case 113: return .restarted(keptPersistentState: try d.bool())
         case 114: return .protocolError(try d.connection(), description: try d.utf8())
         case 115:
@@ -204,7 +204,11 @@ extension RecordEncoder {
     /// Accepted message: uid · conversation · sender · [senderDevice] · type · dataTime · flags
     /// (persistent · offline|push bits · priority) · cuid · recipients · content length · hash.
     mutating func accepted(_ m: AcceptedMessage, epoch: Int64) {
-        string(m.messageUId)
+        let uid = internUID(m.messageUId)
+        uidReference(uid)
+        // The digest the recipients' copies will carry (the client's 32-bit fold of the same FNV-1a-64).
+        noteContent(ContentDigest(length: m.contentLength, hash: UInt32(truncatingIfNeeded: m.contentHash ^ (m.contentHash >> 32))),
+                    ofUID: uid)
         conversation(m.conversation)
         string(m.senderUserId)
         optionalString(m.senderDeviceId)
@@ -222,7 +226,8 @@ extension RecordEncoder {
 
 extension RecordDecoder {
     mutating func accepted(epoch: Int64) throws(RecordDecodeError) -> AcceptedMessage {
-        let uid = try string()
+        let uidKey = try uidID()
+        let uid = block.strings[uidKey]!
         let conv = try conversation()
         let sender = try string()
         let device = try optionalString()
@@ -237,6 +242,9 @@ extension RecordDecoder {
         let recipients = try strings()
         let length = try uvarintInt()
         let hash = try fixed64()
+        if !context.legacy {
+            context.contents[uidKey] = ContentDigest(length: length, hash: UInt32(truncatingIfNeeded: hash ^ (hash >> 32)))
+        }
         return AcceptedMessage(
             messageUId: uid, conversation: conv, senderUserId: sender, senderDeviceId: device, objectName: type,
             dataTime: dataTime, flags: MessageTypeFlags(persistent: persistent, offline: bits & 1 != 0, push: bits & 2 != 0,

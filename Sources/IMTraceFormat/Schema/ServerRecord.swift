@@ -50,7 +50,7 @@ public enum ServerInputRecord: Hashable, Sendable {
     static let bytesKind: UInt16 = 81
     /// Kind 81's fields (the recorder writes them without building the record).
     @inline(__always) static func encodeBytes(_ c: ConnectionID, _ b: TraceBytes, into e: inout RecordEncoder) {
-        e.uvarint(c.raw); e.payload(b)
+        e.connection(c.raw); e.payload(b)
     }
 
     public init(_ input: ServerInput, keepContent keep: Bool) {
@@ -83,9 +83,9 @@ public enum ServerInputRecord: Hashable, Sendable {
 
     func encode(into e: inout RecordEncoder) {
         switch self {
-        case .connectionAccepted(let c): e.uvarint(c.raw)
+        case .connectionAccepted(let c): e.connection(c.raw)
         case .bytes(let c, let b): Self.encodeBytes(c, b, into: &e)
-        case .connectionClosed(let c, let r): e.uvarint(c.raw); e.string(r.rawValue)
+        case .connectionClosed(let c, let r): e.connection(c.raw); e.string(r.rawValue)
         case .timerFired(let t): e.serverTimer(t)
         case .createChatroom(let r), .destroyChatroom(let r): e.string(r)
         case .keepAliveChatroom(let r, let en): e.string(r); e.bool(en)
@@ -143,7 +143,7 @@ public enum ServerEffectRecord: Hashable, Sendable {
     func encode(into e: inout RecordEncoder) {
         switch self {
         case .send(let c, let b, let f): Self.encodeSend(c, b, f, into: &e)
-        case .close(let c): e.uvarint(c.raw)
+        case .close(let c): e.connection(c.raw)
         case .setTimer(let t, let after): Self.encodeSetTimer(t, after, into: &e)
         case .cancelTimer(let t): e.serverTimer(t)
         }
@@ -152,7 +152,7 @@ public enum ServerEffectRecord: Hashable, Sendable {
     // The kinds and fields of the frequent records, shared with the recorder's direct path.
     static let sendKind: UInt16 = 84, setTimerKind: UInt16 = 86, cancelTimerKind: UInt16 = 87
     @inline(__always) static func encodeSend(_ c: ConnectionID, _ b: TraceBytes, _ f: [FrameSummary], into e: inout RecordEncoder) {
-        e.uvarint(c.raw); e.payload(b); e.serverFrames(f)
+        e.connection(c.raw); e.payload(b); e.serverFrames(f)
     }
     @inline(__always) static func encodeSetTimer(_ t: ServerTimer, _ after: SimDuration, into e: inout RecordEncoder) {
         e.serverTimer(t); e.duration(after)

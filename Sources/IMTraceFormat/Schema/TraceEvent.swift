@@ -76,7 +76,7 @@ public enum TraceEvent: Equatable, Sendable {
         switch self {
         case .kernel(let r): r.encode(into: &e)
         case .world(let r): r.encode(into: &e)
-        case .clientInput(let d, let r): e.uvarint(d); r.encode(into: &e, epoch: epoch)
+        case .clientInput(let d, let r): e.device(d); r.encode(into: &e, epoch: epoch)
         case .clientEffect(let d, let r): Self.encode(device: d, r, into: &e)
         case .callback(let d, let r): Self.encode(device: d, r, into: &e, epoch: epoch)
         case .clientNote(let d, let r): Self.encode(device: d, r, into: &e, epoch: epoch)
@@ -91,19 +91,30 @@ public enum TraceEvent: Equatable, Sendable {
     // Device-scoped bodies: the device index, then the record's fields. The recorder's typed
     // paths (which skip building a `TraceEvent`) write through these same functions.
     static func encode(device d: Int, _ r: ClientEffectRecord, into e: inout RecordEncoder) {
-        e.uvarint(d); r.encode(into: &e)
+        e.device(d); r.encode(into: &e)
     }
     static func encode(device d: Int, _ r: CallbackRecord, into e: inout RecordEncoder, epoch: Int64) {
-        e.uvarint(d); r.encode(into: &e, epoch: epoch)
+        e.device(d); r.encode(into: &e, epoch: epoch)
     }
     static func encode(device d: Int, _ r: ClientNoteRecord, into e: inout RecordEncoder, epoch: Int64) {
-        e.uvarint(d); r.encode(into: &e, epoch: epoch)
+        e.device(d); r.encode(into: &e, epoch: epoch)
     }
 
     /// Decodes a record's body, checking that it holds exactly the kind's fields. Unknown kinds
     /// decode to `.unknown` (the versioning policy: old readers skip new kinds).
+    ///
+    /// Format 2 bodies depend on the records before them in the block (`RecordContext`): this
+    /// form starts from a fresh context, which suits a block's first record and meta records;
+    /// `TraceEventReader` carries the context through a block.
     public static func decode(_ r: TraceRecord, epochMs epoch: Int64) throws(TraceError) -> TraceEvent {
-        try r.decode { (d) throws(RecordDecodeError) -> TraceEvent in
+        var context = RecordContext(legacy: r.block.legacy)
+        return try decode(r, epochMs: epoch, context: &context)
+    }
+
+    /// Decodes a record's body from `context`, the block's state after the records before it,
+    /// and leaves there the state after it.
+    public static func decode(_ r: TraceRecord, epochMs epoch: Int64, context: inout RecordContext) throws(TraceError) -> TraceEvent {
+        try r.decode(context: &context) { (d) throws(RecordDecodeError) -> TraceEvent in
             let e = try decodeBody(kind: r.kind, &d, epoch: epoch)
             try d.expectEnd()
             return e
@@ -111,21 +122,21 @@ public enum TraceEvent: Equatable, Sendable {
     }
 
     static func decodeBody(kind k: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> TraceEvent {
-        let start = d
+        let start = d.mark()
         switch k {
         case 1...19, 32:
             if let r = try KernelRecord.decode(kind: k, &d) { return .kernel(r) }
         case 20...25, 31, 128...144:
-            let dev = try d.uvarintInt()
+            let dev = try d.device()
             if let r = try ClientInputRecord.decode(kind: k, &d, epoch: epoch) { return .clientInput(device: dev, r) }
         case 26...30:
-            let dev = try d.uvarintInt()
+            let dev = try d.device()
             if let r = try ClientEffectRecord.decode(kind: k, &d) { return .clientEffect(device: dev, r) }
         case 40...62:
-            let dev = try d.uvarintInt()
+            let dev = try d.device()
             if let r = try CallbackRecord.decode(kind: k, &d, epoch: epoch) { return .callback(device: dev, r) }
         case 64...75:
-            let dev = try d.uvarintInt()
+            let dev = try d.device()
             if let r = try ClientNoteRecord.decode(kind: k, &d, epoch: epoch) { return .clientNote(device: dev, r) }
         case 80...83, 160...172:
             if let r = try ServerInputRecord.decode(kind: k, &d) { return .serverInput(r) }
@@ -140,7 +151,7 @@ public enum TraceEvent: Equatable, Sendable {
         default:
             break
         }
-        d = start
+        d.rewind(to: start)
         return .unknown(kind: k, body: Array(d.rest()))
     }
 }

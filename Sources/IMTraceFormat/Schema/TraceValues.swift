@@ -165,15 +165,29 @@ extension RecordEncoder {
                                   flags: Int32, clientUniqueId: Int64?, epoch: Int64) {
         varint(messageId)
         var bits: UInt64 = direction == .receive ? 1 : 0
-        if messageUId != nil { bits |= 2 }
         if extra != nil { bits |= 4 }
         if clientUniqueId != nil { bits |= 8 }
+        // Format 2: a digest the block already wrote for this uid (its `srv.accepted`, another
+        // recipient's copy) is not repeated: bit 16, no content field.
+        var uid: UInt32 = 0
+        var digest: ContentDigest?
+        if let u = messageUId {
+            bits |= 2
+            uid = internUID(u)
+            if case .digest(let n, let h) = body {
+                let d = ContentDigest(length: n, hash: h)
+                if blockContent(ofUID: uid) == d { bits |= 16 } else { digest = d }
+            }
+        }
         uvarint(bits)
-        if let u = messageUId { string(u) }
+        if bits & 2 != 0 { uidReference(uid) }
         conversation(c)
         string(senderUserId)
         string(objectName)
-        content(body)
+        if bits & 16 == 0 {
+            content(body)
+            if let digest { noteContent(digest, ofUID: uid) }
+        }
         if let x = extra { content(x) }
         wallMs(sentTime, epoch: epoch)
         wallMs(receivedTime, epoch: epoch)
@@ -207,12 +221,22 @@ extension RecordDecoder {
         let id = try varint()
         let bitsAt = offset
         let bits = try uvarint()
-        guard bits < 16 else { throw invalid(bitsAt, "message bits", "\(bits)") }
-        let uid = bits & 2 != 0 ? try string() : nil
+        guard bits < (context.legacy ? 16 : 32), bits & 18 != 16 else { throw invalid(bitsAt, "message bits", "\(bits)") }
+        let uidKey = bits & 2 != 0 ? try uidID() : nil
         let conv = try conversation()
         let sender = try string()
         let type = try string()
-        let body = try content()
+        let body: TraceContent
+        if bits & 16 != 0, let uidKey {
+            guard let d = context.contents[uidKey] else {
+                throw invalid(bitsAt, "message content", "the block's digest of its uid, but the block wrote none")
+            }
+            body = .digest(length: d.length, hash: d.hash)
+        } else {
+            body = try content()
+            if !context.legacy, let uidKey, case .digest(let n, let h) = body { context.contents[uidKey] = ContentDigest(length: n, hash: h) }
+        }
+        let uid = uidKey.map { block.strings[$0]! }
         let extra = bits & 4 != 0 ? try content() : nil
         let sent = try wallMs(epoch: epoch)
         let received = try wallMs(epoch: epoch)

@@ -37,12 +37,12 @@ public enum WorldNoteRecord: Hashable, Sendable {
     func encode(into e: inout RecordEncoder) {
         switch self {
         case .connectionOpened(let c, let d), .connectionRefused(let c, let d), .connectTimedOut(let c, let d):
-            e.uvarint(c.raw); e.uvarint(d)
-        case .bytesLost(let c, let s, let n): e.uvarint(c.raw); e.bool(s); e.uvarint(n)
+            e.connection(c.raw); e.device(d)
+        case .bytesLost(let c, let s, let n): e.connection(c.raw); e.bool(s); e.uvarint(n)
         case .fault(let k, let d, let s, let detail): e.string(k.rawValue); e.varint(Int64(d ?? -1)); e.bool(s); e.utf8(detail)
-        case .lifecycle(let d, let c): e.uvarint(d); e.string(c.rawValue)
-        case .network(let d, let up): e.uvarint(d); e.bool(up)
-        case .clockStep(let d, let by): e.uvarint(d); e.varint(by)
+        case .lifecycle(let d, let c): e.device(d); e.string(c.rawValue)
+        case .network(let d, let up): e.device(d); e.bool(up)
+        case .clockStep(let d, let by): e.device(d); e.varint(by)
         case .serverDown, .serverUp: break
         case .phase(let p): e.string(p.rawValue)
         case .script(let s, let a): e.uvarint(s); e.utf8(a)
@@ -51,17 +51,17 @@ public enum WorldNoteRecord: Hashable, Sendable {
 
     static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> WorldNoteRecord? {
         switch kind {
-        case 176: return .connectionOpened(try d.connection(), device: try d.uvarintInt())
-        case 177: return .connectionRefused(try d.connection(), device: try d.uvarintInt())
-        case 178: return .connectTimedOut(try d.connection(), device: try d.uvarintInt())
+        case 176: return .connectionOpened(try d.connection(), device: try d.device())
+        case 177: return .connectionRefused(try d.connection(), device: try d.device())
+        case 178: return .connectTimedOut(try d.connection(), device: try d.device())
         case 179: return .bytesLost(try d.connection(), toServer: try d.bool(), count: try d.uvarintInt())
         case 180:
             let k = try d.rawEnum(FaultKind.self, "fault kind")
             let dev = try d.varint()
             return .fault(k, device: dev >= 0 ? Int(dev) : nil, started: try d.bool(), detail: try d.utf8())
-        case 181: return .lifecycle(device: try d.uvarintInt(), try d.rawEnum(LifecycleChange.self, "lifecycle"))
-        case 182: return .network(device: try d.uvarintInt(), up: try d.bool())
-        case 183: return .clockStep(device: try d.uvarintInt(), byMs: try d.varint())
+        case 181: return .lifecycle(device: try d.device(), try d.rawEnum(LifecycleChange.self, "lifecycle"))
+        case 182: return .network(device: try d.device(), up: try d.bool())
+        case 183: return .clockStep(device: try d.device(), byMs: try d.varint())
         case 184: return .serverDown
         case 185: return .serverUp
         case 186: return .phase(try d.rawEnum(RunPhase.self, "phase"))

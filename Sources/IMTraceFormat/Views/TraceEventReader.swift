@@ -23,6 +23,11 @@ public final class TraceEventReader {
     private var nextEvent: UInt64? = 0
     private var currentEvent: UInt64?
     private var lastRecord: UInt64?
+    /// The record schema's block state after the last decoded record (format 2 bodies depend on it).
+    private var context = RecordContext()
+    /// The block `context` belongs to (its number) and the index of the next record it expects.
+    private var contextBlock = -1
+    private var contextNext: UInt64 = 0
 
     public convenience init(path: String, salvage: Bool = false) throws(TraceError) {
         self.init(reader: try TraceReader(path: path, mode: salvage ? .salvage : .strict))
@@ -45,7 +50,9 @@ public final class TraceEventReader {
             currentEvent = nil
         }
         lastRecord = r.index
-        let e = try TraceEvent.decode(r, epochMs: epochMs)
+        if r.block.info.number != contextBlock || r.index != contextNext { catchUp(to: r) }
+        contextNext = r.index + 1  // also after a record that fails to decode: the next one goes on from here
+        let e = try TraceEvent.decode(r, epochMs: epochMs, context: &context)
         names.learn(e)
         switch e {
         case .meta(.checkpoint(let n, _)):
@@ -58,5 +65,19 @@ public final class TraceEventReader {
             break
         }
         return TraceEntry(index: r.index, time: r.time, event: e, eventIndex: currentEvent)
+    }
+
+    /// Sets `context` to the state before `r` in its block: fresh at the block's first record,
+    /// else (after a seek into the block) by decoding the block's records before `r`.
+    /// An earlier record that does not decode was reported when it was read; here it is skipped.
+    private func catchUp(to r: TraceRecord) {
+        context = RecordContext(legacy: r.block.legacy)
+        contextBlock = r.block.info.number
+        contextNext = r.block.info.firstRecordIndex
+        guard r.index != contextNext else { return }
+        for earlier in r.block.records(before: r.index) {
+            _ = try? TraceEvent.decode(earlier, epochMs: epochMs, context: &context)
+        }
+        contextNext = r.index
     }
 }

@@ -42,31 +42,31 @@ extension World {
         if sim.now < randomFrom { return }  // the skipped random prefix (`randomFrom`)
         // Device faults only touch started apps (a phone that is off has no network to break).
         if d >= 0, !devices[d].isRunning, kind != .kill, !kind.isStorage { return }
-        stats.faultsInjected += 1
+        counters.faultsInjected += 1
         switch kind {
         case .reset:
-            guard devices[d].connection != nil else { return }
+            guard network.hasConnection(device: d) else { return }
             note(.fault(kind, device: d, started: true, detail: ""))
-            resetConnection(device: d)
+            network.reset(device: d)
         case .halfOpen:
-            guard devices[d].connection != nil else { return }
+            guard network.hasConnection(device: d) else { return }
             note(.fault(kind, device: d, started: true, detail: ""))
-            halfOpenConnection(device: d)
+            network.halfOpen(device: d)
         case .partition:
             let len = faultDuration(kind, default: .seconds(5)...SimDuration.seconds(60))
-            devices[d].partitionedUntil = max(devices[d].partitionedUntil, sim.now + len)
+            network.partition(device: d, until: sim.now + len)
             note(.fault(kind, device: d, started: true, detail: "for \(len)"))
             sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)
         case .serverPartition:
             let len = faultDuration(kind, default: .seconds(2)...SimDuration.seconds(20))
-            server.partitionedUntil = max(server.partitionedUntil, sim.now + len)
+            network.partitionServer(until: sim.now + len)
             note(.fault(kind, device: nil, started: true, detail: "for \(len)"))
             sim.schedule(.faultEnd(kind, device: -1), to: serverNode, after: len)
         case .latencySpike:
             let len = faultDuration(kind, default: .seconds(2)...SimDuration.seconds(20))
-            devices[d].latencyFactor = faults[kind]?.factor ?? 10
-            devices[d].spikeUntil = max(devices[d].spikeUntil, sim.now + len)
-            note(.fault(kind, device: d, started: true, detail: "×\(devices[d].latencyFactor) for \(len)"))
+            let factor = faults[kind]?.factor ?? 10
+            network.spike(device: d, factor: factor, until: sim.now + len)
+            note(.fault(kind, device: d, started: true, detail: "×\(factor) for \(len)"))
             sim.schedule(.faultEnd(kind, device: Int32(d)), to: node(d), after: len)
         case .flap:
             let count = faults[kind]?.count ?? 3
@@ -151,7 +151,7 @@ extension World {
         case .partition, .serverPartition:
             note(.fault(kind, device: d >= 0 ? d : nil, started: false, detail: ""))
         case .latencySpike:
-            if devices[d].spikeUntil <= sim.now { devices[d].latencyFactor = 1 }
+            network.spikeEnded(device: d)
             note(.fault(kind, device: d, started: false, detail: ""))
         case .background:
             appForeground(d)

@@ -11,8 +11,6 @@ struct Pipe {
     private(set) var lastArrival: SimTime = .zero
     /// The sender's link is busy serialising earlier bytes until then.
     private var busyUntil: SimTime = .zero
-    /// The kernel event that will deliver the head segment, if one is scheduled.
-    var scheduled: EventID?
     private(set) var bytesQueued = 0
 
     var isEmpty: Bool { head == segments.count }

@@ -82,13 +82,13 @@ final class NoLossOracle: Oracle {
 
     /// When the device's path last became healthy (a future time while a partition or spike lasts).
     private func healthyFrom(_ world: World, _ d: Int) -> SimTime {
-        max(disturbed[d], serverDisturbed, world.devices[d].partitionedUntil, world.server.partitionedUntil, world.devices[d].spikeUntil)
+        max(disturbed[d], serverDisturbed, world.network.partitionedUntil(device: d), world.network.serverPartitionedUntil, world.network.spikeUntil(device: d))
     }
 
     /// Conditions without an end time of their own: re-judged at the note that ends them.
     private func healthyNow(_ world: World, _ d: Int) -> Bool {
         world.isRunning(device: d) && !sdkStopped[d] && world.hasConnected(device: d) && world.devices[d].isForeground
-            && world.devices[d].networkUp && world.server.up
+            && world.network.isInterfaceUp(device: d) && world.server.up
             && world.devices[d].disk.map { !$0.faults.writeError && !$0.faults.full } ?? true
     }
 

@@ -5,7 +5,7 @@ import IMWire
 import SimKernel
 
 /// A simulated device: the real client core and store, plus everything the world models around
-/// it (clock, app lifecycle, network interface, current connection, timers).
+/// it (clock, app lifecycle, timers); its link is the network's (`Network.Link`).
 struct DeviceHost {
     enum Lifecycle: Equatable {
         case notStarted
@@ -26,17 +26,8 @@ struct DeviceHost {
     /// The simulated storage device (`client.store: device`), nil for `:memory:` stores.
     let disk: SimDisk?
     var clock: DeviceClock
-    var conditions: NetworkConditions
     var lifecycle: Lifecycle = .notStarted
-    var networkUp = true
-    /// Index of the connection the core currently owns.
-    var connection: UInt32?
     var timers: [ClientTimer: EventID] = [:]
-    var partitionedUntil: SimTime = .zero
-    var latencyFactor: Int64 = 1
-    var spikeUntil: SimTime = .zero
-    /// The random streams of this device's path (latencies, segments, refusals, resets).
-    var link: LinkStreams
 
     // What the app knows (from callbacks), used by the world's app behaviour and script actions.
     var status: ConnectionStatus = .unconnected
@@ -69,7 +60,6 @@ struct ServerHost {
     let clock: ServerClock
     var up = true
     var timers: [ServerTimer: EventID] = [:]
-    var partitionedUntil: SimTime = .zero
 }
 
 /// A user of the scenario.

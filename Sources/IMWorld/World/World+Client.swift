@@ -26,7 +26,7 @@ extension World {
                 case .send(let bytes, _):
                     clientWrite(device: d, bytes)
                 case .closeConnection:
-                    clientClose(device: d)
+                    network.close(device: d)
                 case .setTimer(let timer, let after):
                     if let old = devices[d].timers[timer] { sim.cancel(old) }
                     let delay = devices[d].clock.simDuration(forLocal: after)
@@ -95,7 +95,7 @@ extension World {
             devices[d].gaveUp = true
         case .messageInserted(let row):
             devices[d].lastInsertedMessageId = row.messageId
-            stats.apiSends += 1
+            counters.apiSends += 1
             if decidesAboutMessages, row.messageId != 0 {
                 devices[d].messageDecisions[row.messageId] = users[devices[d].userIndex].streams.messageDecisions(
                     sim.streams, conversation: row.conversation, objectName: row.objectName, content: row.content, at: sim.now)
@@ -158,7 +158,7 @@ extension World {
     func appKill(_ d: Int) {
         guard devices[d].isRunning else { return }
         // The OS closes the app's sockets (FIN to the server) and its timers die with it.
-        if devices[d].connection != nil { clientClose(device: d) }
+        network.close(device: d)
         for (_, id) in devices[d].timers.sorted(by: { $0.value.sequence < $1.value.sequence }) { sim.cancel(id) }
         devices[d].timers = [:]
         devices[d].core = nil
@@ -167,7 +167,7 @@ extension World {
         if devices[d].disk != nil { reopenStore(d) }
         devices[d].lifecycle = .killed
         devices[d].status = .unconnected
-        stats.appKills += 1
+        counters.appKills += 1
         note(.lifecycle(device: d, .killed))
     }
 
@@ -187,31 +187,18 @@ extension World {
 
     func setNetwork(_ d: Int, up: Bool, changeInterface: Bool = false) {
         if !up {
-            guard devices[d].networkUp else { return }
-            devices[d].networkUp = false
+            guard network.isInterfaceUp(device: d) else { return }
+            network.setInterface(device: d, up: false)
             dropLocalConnection(d)
             note(.network(device: d, up: false))
             clientInput(d, .networkChanged(available: false))
         } else {
-            if devices[d].networkUp && !changeInterface { return }
-            if devices[d].networkUp { dropLocalConnection(d) }   // wifi ↔ cellular: the old socket dies
-            devices[d].networkUp = true
+            if network.isInterfaceUp(device: d) && !changeInterface { return }
+            if network.isInterfaceUp(device: d) { dropLocalConnection(d) }   // wifi ↔ cellular: the old socket dies
+            network.setInterface(device: d, up: true)
             note(.network(device: d, up: true))
             clientInput(d, .networkChanged(available: true))
         }
-    }
-
-    /// The device's interface went away: its socket errors locally at once; the server is not
-    /// told (the path is gone), so its side stays half-open until its idle timeout.
-    func dropLocalConnection(_ d: Int) {
-        guard let c = devices[d].connection else { return }
-        connections[Int(c)].blackholed = true
-        connections[Int(c)].up.clear()
-        connections[Int(c)].down.clear()
-        devices[d].connection = nil
-        connections[Int(c)].clientAttached = false
-        if let t = connections[Int(c)].connectTimeout { sim.cancel(t) }
-        clientInput(d, .transport(.closed(.networkDown)))
     }
 }
 

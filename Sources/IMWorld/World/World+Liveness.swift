@@ -10,18 +10,16 @@ extension World {
         guard phase == .active else { return }
         phase = .liveness
         note(.phase(.liveness))
-        server.partitionedUntil = sim.now
+        network.healServer()
         if !server.up { serverRestart() }
         for d in devices.indices {
-            devices[d].partitionedUntil = sim.now
-            devices[d].spikeUntil = sim.now
-            devices[d].latencyFactor = 1
+            network.heal(device: d)
             switch devices[d].lifecycle {
             case .killed: appStart(d)
             case .running(foreground: false): appForeground(d)
             default: break
             }
-            if !devices[d].networkUp { setNetwork(d, up: true) }
+            if !network.isInterfaceUp(device: d) { setNetwork(d, up: true) }
         }
         runPendingAppCalls()
         sim.schedule(.convergenceCheck, to: worldNode, after: .seconds(1))
@@ -37,7 +35,7 @@ extension World {
 
     public var isConverged: Bool {
         for d in devices.indices where expectedOnline(d) && devices[d].status != .connected { return false }
-        if bytesInFlight > 0 { return false }
+        if network.bytesInFlight > 0 { return false }
         return convergenceChecks.allSatisfy { $0(self) }
     }
 

@@ -122,24 +122,23 @@ extension World {
             note(.clockStep(device: d, byMs: by.milliseconds))
         case .partition(let target, let length):
             if target == "server" {
-                server.partitionedUntil = max(server.partitionedUntil, sim.now + length)
+                network.partitionServer(until: sim.now + length)
                 note(.fault(.serverPartition, device: nil, started: true, detail: "for \(length) (script)"))
             } else if let t = deviceIndexById[target] {
-                devices[t].partitionedUntil = max(devices[t].partitionedUntil, sim.now + length)
+                network.partition(device: t, until: sim.now + length)
                 note(.fault(.partition, device: t, started: true, detail: "for \(length) (script)"))
             }
         case .resetConnection:
             guard let d else { return }
             note(.fault(.reset, device: d, started: true, detail: "(script)"))
-            resetConnection(device: d)
+            network.reset(device: d)
         case .halfOpenConnection:
             guard let d else { return }
             note(.fault(.halfOpen, device: d, started: true, detail: "(script)"))
-            halfOpenConnection(device: d)
+            network.halfOpen(device: d)
         case .latencySpike(let factor, let length):
             for t in (d.map { [$0] } ?? Array(devices.indices)) {
-                devices[t].latencyFactor = factor
-                devices[t].spikeUntil = max(devices[t].spikeUntil, sim.now + length)
+                network.spike(device: t, factor: factor, until: sim.now + length)
             }
             note(.fault(.latencySpike, device: d, started: true, detail: "×\(factor) for \(length) (script)"))
         case .serverCrash(let downFor):

@@ -18,7 +18,7 @@ extension World {
                 case .send(let conn, let bytes, _):
                     serverWrite(conn, bytes)
                 case .close(let conn):
-                    serverClose(conn)
+                    network.close(server: conn)
                 case .setTimer(let timer, let after):
                     if let old = server.timers[timer] { sim.cancel(old) }
                     server.timers[timer] = sim.schedule(.serverTimer(timer), to: serverNode, after: after)
@@ -39,22 +39,11 @@ extension World {
     func serverCrash(downFor: SimDuration) {
         guard server.up else { return }
         server.up = false
-        stats.serverCrashes += 1
+        counters.serverCrashes += 1
         note(.serverDown)
         for (_, id) in server.timers.sorted(by: { $0.value.sequence < $1.value.sequence }) { sim.cancel(id) }
         server.timers = [:]
-        for c in connections.indices where connections[c].serverAttached {
-            connections[c].serverAttached = false
-            connections[c].up.clear()
-            connections[c].down.clear()
-            if connections[c].clientAttached && !connections[c].blackholed {
-                let d = connections[c].device
-                sim.schedule(.closeNotice(connection: UInt32(c), toServer: false, reason: .reset), to: node(d),
-                             after: latency(d, toServer: false))
-            } else {
-                connections[c].phase = .closed
-            }
-        }
+        network.serverCrashed()
         sim.schedule(.serverRestart, to: serverNode, after: downFor)
     }
 

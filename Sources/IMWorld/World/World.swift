@@ -20,9 +20,11 @@ public final class World {
     var userIndex: [String: Int] = [:]
     var deviceIndexById: [String: Int] = [:]
     @exclusivity(unchecked) var server: ServerHost
-    @exclusivity(unchecked) var connections: [SimConnection] = []
+    /// The links and connections between the devices and the server.
+    let network: Network
     @exclusivity(unchecked) var observers: [any WorldObserver] = []
-    @exclusivity(unchecked) public internal(set) var stats = WorldStats()
+    /// The world's own counters; the network's are `network.stats` (`stats` joins them).
+    @exclusivity(unchecked) var counters = WorldStats()
 
     /// The detail stream of the fault occurrence being started (set by `faultStart`).
     @exclusivity(unchecked) var faultRng: RandomStream
@@ -37,7 +39,6 @@ public final class World {
     /// Random occurrences before this are skipped (`Scenario.randomFrom`).
     let randomFrom: SimTime
     let deadline: SimTime
-    let tcpConnectTimeout = SimDuration.seconds(10)
     @exclusivity(unchecked) var pendingAppCalls: [(device: Int, call: ClientAPICall)] = []
     @exclusivity(unchecked) var burstUntil: SimTime = .zero
     /// Devices the script disconnected or logged out on purpose (not expected to converge).
@@ -64,6 +65,7 @@ public final class World {
         sim = Simulator(seed: seed)
         let streams = sim.streams
         faultRng = streams.stream("faults/none")
+        network = Network(kernel: sim, options: NetworkOptions(conditions: scenario.network))
         let epoch = scenario.epochMs ?? Scenario.defaultEpochMs
 
         // People and places (explicit + generated population).
@@ -153,8 +155,8 @@ public final class World {
                 devices.append(DeviceHost(
                     index: index, userIndex: ui, identity: identity, token: World.signedToken(for: u.id, state: u.token, epochMs: epoch),
                     autoConnect: d.autoConnect, core: nil, store: store, disk: disk,
-                    clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm),
-                    conditions: d.network ?? scenario.network, link: LinkStreams(device: d.id)))
+                    clock: DeviceClock(epochMs: epoch, offsetMs: d.clockOffsetMs, driftPpm: d.clockDriftPpm)))
+                network.addLink(device: d.id, conditions: d.network)
                 deviceIndexById[d.id] = index
                 host.devices.append(index)
             }
@@ -214,17 +216,23 @@ public final class World {
     public var healTime: SimTime { healAt }
     public var deadlineTime: SimTime { deadline }
     /// Connections opened so far (observers learn each one's id from `AppliedClientEffects`).
-    public var connectionCount: Int { connections.count }
+    public var connectionCount: Int { network.connectionCount }
     /// The device a connection belongs to.
-    public func device(ofConnection c: ConnectionID) -> Int? {
-        c.raw < UInt64(connections.count) ? connections[Int(c.raw)].device : nil
-    }
+    public func device(ofConnection c: ConnectionID) -> Int? { network.device(ofConnection: c) }
     public func platform(ofDevice d: Int) -> Platform { devices[d].identity.platform }
     /// Server epoch ms at simulated time zero.
     public var epochMs: Int64 { server.clock.epochMs }
     /// Bytes still in flight on any live connection.
-    public var bytesInFlight: Int {
-        connections.reduce(0) { $0 + ($1.phase == .closed ? 0 : $1.up.bytesQueued + $1.down.bytesQueued) }
+    public var bytesInFlight: Int { network.bytesInFlight }
+    /// The run's counters (the world's and the network's).
+    public var stats: WorldStats {
+        var s = counters
+        s.connectionsOpened = network.stats.connectionsOpened
+        s.connectionsRefused = network.stats.connectionsRefused
+        s.bytesToServer = network.stats.bytesToServer
+        s.bytesToDevices = network.stats.bytesToDevices
+        s.bytesLost = network.stats.bytesLost
+        return s
     }
 
     // MARK: - Running

@@ -10,9 +10,16 @@ public protocol FuzzTarget {
     static var name: String { get }
     /// One line for `--help`.
     static var abstract: String { get }
+    /// Mixed into the seed of every input's stream (default: a hash of `name`, so two targets
+    /// never share inputs).
+    static var streamSalt: UInt64 { get }
     init()
     /// Builds one input from `rng`, parses it, and checks the target's invariants.
     mutating func fuzzOne(_ rng: inout RandomStream) -> FuzzOutcome
+}
+
+extension FuzzTarget {
+    public static var streamSalt: UInt64 { StableHash.fnv1a(name) }
 }
 
 /// What one input did. `error` is the typed error's kind (nil: accepted); a `violation` is a
@@ -23,12 +30,16 @@ public struct FuzzOutcome: Sendable {
     public var violation: String?
     /// A summary of what was parsed (record counts, offsets) folded into the run's digest.
     public var fingerprint: UInt64
+    /// Folded into the digest after the error when set (the wire target's error offset).
+    public var errorDetail: UInt64?
 
-    public init(inputBytes: Int, error: String? = nil, violation: String? = nil, fingerprint: UInt64 = 0) {
+    public init(inputBytes: Int, error: String? = nil, violation: String? = nil, fingerprint: UInt64 = 0,
+                errorDetail: UInt64? = nil) {
         self.inputBytes = inputBytes
         self.error = error
         self.violation = violation
         self.fingerprint = fingerprint
+        self.errorDetail = errorDetail
     }
 }
 
@@ -57,10 +68,15 @@ public enum FuzzRunner {
     /// Fuzzes inputs `first ..< first + iterations` of `seed` against one target.
     public static func run<T: FuzzTarget>(_ type: T.Type, seed: UInt64, iterations: Int, first: Int = 0) -> FuzzStats {
         var target = T()
+        return run(&target, seed: seed, iterations: iterations, first: first)
+    }
+
+    /// The same with a target the caller keeps (to read what it counted).
+    public static func run<T: FuzzTarget>(_ target: inout T, seed: UInt64, iterations: Int, first: Int = 0) -> FuzzStats {
         var stats = FuzzStats(target: T.name, seed: seed, iterations: iterations)
         var counts: [String: Int] = [:]
         var digest = Digest64()
-        let salt = StableHash.fnv1a(T.name)
+        let salt = T.streamSalt
         for i in first..<(first + iterations) {
             var rng = RandomStream(seed: StableHash.mix(seed ^ salt ^ StableHash.mix(UInt64(i))))
             let o = target.fuzzOne(&rng)
@@ -68,6 +84,7 @@ public enum FuzzRunner {
             stats.largestInput = max(stats.largestInput, o.inputBytes)
             digest.fold(o.fingerprint)
             digest.fold(o.error ?? "ok")
+            if let x = o.errorDetail { digest.fold(x) }
             if let e = o.error { counts[e, default: 0] += 1 } else { stats.accepted += 1 }
             if let v = o.violation {
                 stats.violations += 1

@@ -18,7 +18,27 @@ import SwiftProtobuf
 ///    re-parses to the same value after canonical serialisation;
 /// 6. the hand-written protobuf path (`FastProto`) agrees with swift-protobuf wherever it answers.
 /// A broken invariant is counted in `violations` (not a crash) with a description of the first.
-public enum WireFuzz {
+///
+/// A `FuzzTarget` run by the shared `FuzzRunner`; `imsim fuzz wire` keeps its own subcommand for
+/// its richer report (`Stats`: frames, bodies, contents).
+public struct WireFuzz: FuzzTarget {
+    public static let name = "wire"
+    public static let abstract = "Fuzz every IMWire parser (frames, stream/message framing, bodies, contents)."
+    /// Unsalted: the wire inputs predate the registry, and a recorded finding replays as before.
+    public static var streamSalt: UInt64 { 0 }
+
+    /// What this target counted over the inputs it was given (the wire-specific part of `Stats`).
+    public private(set) var counts = Stats(seed: 0, iterations: 0)
+
+    public init() {}
+
+    public mutating func fuzzOne(_ rng: inout RandomStream) -> FuzzOutcome {
+        let before = counts.inputBytes
+        let o = Self.fuzzInput(&rng, stats: &counts)
+        return FuzzOutcome(inputBytes: counts.inputBytes - before, error: o.error?.kind, violation: o.violation,
+                           fingerprint: UInt64(o.frames), errorDetail: UInt64(bitPattern: Int64(o.error?.offset ?? -1)))
+    }
+
     public struct Stats: Sendable, Hashable, Codable {
         public var seed: UInt64
         public var iterations: Int
@@ -45,23 +65,16 @@ public enum WireFuzz {
 
     /// Fuzzes inputs `first ..< first + iterations` of `seed`.
     public static func run(seed: UInt64, iterations: Int, first: Int = 0) -> Stats {
-        var stats = Stats(seed: seed, iterations: iterations)
-        var counts: [String: Int] = [:]
-        var digest = Digest64()
-        for i in first..<(first + iterations) {
-            var rng = RandomStream(seed: StableHash.mix(seed ^ StableHash.mix(UInt64(i))))
-            let outcome = fuzzOne(&rng, stats: &stats)
-            digest.fold(UInt64(outcome.frames))
-            digest.fold(outcome.error.map { $0.kind } ?? "ok")
-            digest.fold(Int64(outcome.error?.offset ?? -1))
-            if let e = outcome.error { counts[e.kind, default: 0] += 1 } else { stats.cleanInputs += 1 }
-            if let v = outcome.violation {
-                stats.violations += 1
-                if stats.firstViolation == nil { stats.firstViolation = "input \(i) (seed \(seed)): \(v)" }
-            }
-        }
-        stats.errors = counts.keys.sorted().map { Stats.ErrorCount(kind: $0, count: counts[$0]!) }
-        stats.digest = digest.description
+        var target = WireFuzz()
+        let shared = FuzzRunner.run(&target, seed: seed, iterations: iterations, first: first)
+        var stats = target.counts
+        stats.seed = seed
+        stats.iterations = iterations
+        stats.cleanInputs = shared.accepted
+        stats.errors = shared.errors.map { Stats.ErrorCount(kind: $0.kind, count: $0.count) }
+        stats.violations = shared.violations
+        stats.firstViolation = shared.firstViolation
+        stats.digest = shared.digest
         return stats
     }
 
@@ -71,7 +84,7 @@ public enum WireFuzz {
         var violation: String?
     }
 
-    static func fuzzOne(_ rng: inout RandomStream, stats: inout Stats) -> Outcome {
+    static func fuzzInput(_ rng: inout RandomStream, stats: inout Stats) -> Outcome {
         let direction: WireDirection = rng.below(2) == 0 ? .clientToServer : .serverToClient
         switch rng.below(16) {
         case 0: return fuzzMessageFraming(&rng, direction: direction, stats: &stats)
