@@ -11,6 +11,11 @@ import SimKernel
 /// contract); a killed app owes nothing. Typing statuses (STATUS types, skipped silently within
 /// 6 s, im-semantics §2) are not judged; nor are sends on a simulated disk (a failed store write
 /// may hold a result back until the write commits, issue 28). One report per device.
+///
+/// And `joinExistChatroom` of a room that never existed is answered 23410 (im-semantics §6: join an
+/// existing room only): a room exists once the scenario declares it, the server API creates it or
+/// an app calls `joinChatroom` for it (which creates it); told `chatroomJoined` for any other room
+/// is a violation. Not judged with a generated population (its rooms are not named in the file).
 final class ApiAnswerOracle: Oracle {
     static let oracleName = "api-answer"
     let name = ApiAnswerOracle.oracleName
@@ -29,11 +34,15 @@ final class ApiAnswerOracle: Oracle {
     private var checks: [(SimTime, Int)] = []
     private var reported: Set<Int> = []
     private let margin = SimDuration.seconds(10)
+    /// Rooms that may exist (declared, created by the server API, or joined by some app's `join`).
+    private var mayExist: Set<String>?
+    /// Per device: rooms of pending `joinExistChatroom` calls that never existed at the call.
+    private var missingJoins: [Set<String>] = []
 
     init(suite: OracleSuite) { self.suite = suite }
 
     private func ensure(_ d: Int) {
-        while pending.count <= d { pending.append([]); calling.append(nil) }
+        while pending.count <= d { pending.append([]); calling.append(nil); missingJoins.append([]) }
     }
 
     private func bound(_ world: World) -> SimDuration { world.scenario.client.requestTimeout.duration + margin }
@@ -47,6 +56,19 @@ final class ApiAnswerOracle: Oracle {
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
         ensure(d)
         if case .api(let call) = input { calling[d] = call } else { calling[d] = nil }
+        guard world.scenario.population == nil else { return }
+        if mayExist == nil {
+            var rooms = Set(world.scenario.chatrooms.map(\.id))
+            for step in world.scenario.script { if case .server(.createChatroom(let r)) = step.action { rooms.insert(r) } }
+            mayExist = rooms
+        }
+        switch input {
+        case .api(.joinChatroom(let room, _)):
+            mayExist!.insert(room)
+            for i in missingJoins.indices { missingJoins[i].remove(room) }
+        case .api(.joinExistChatroom(let room, _)) where !mayExist!.contains(room): missingJoins[d].insert(room)
+        default: break
+        }
     }
 
     /// The result key a call waits for (nil: no result promised, or not judged).
@@ -80,6 +102,17 @@ final class ApiAnswerOracle: Oracle {
         for case .callback(let c) in effects {
             let answered: String
             switch c {
+            case .chatroomJoined(let room) where missingJoins[d].contains(room):
+                missingJoins[d].remove(room)
+                if reported.insert(d).inserted {
+                    suite.report(name, device: d, conversation: ConversationKey(.chatroom, room),
+                                 "joinExistChatroom(\(room)) was told chatroomJoined, but no room \(room) ever existed "
+                                 + "(not declared, not created, never joined with joinChatroom): the answer is 23410")
+                }
+                continue
+            case .chatroomJoinFailed(let room, _):
+                missingJoins[d].remove(room)
+                continue
             case .sendResult(let id, _, _, _): answered = "send \(id)"
             case .recallResult(let id, _): answered = "recall \(id)"
             case .chatroomKVResult(let room, let k, _): answered = "kv \(room) \(k)"
@@ -116,6 +149,7 @@ final class ApiAnswerOracle: Oracle {
         if case .lifecycle(let d, .killed) = note {
             ensure(d)
             pending[d] = []
+            missingJoins[d] = []
         }
     }
 

@@ -25,6 +25,9 @@ final class UnreadModelOracle: Oracle {
     private var known: [[Int64: Bool]] = []
     /// Per device: recalled messageIds (not judged on a history page: the row is RC:RcNtf).
     private var recalled: [Set<Int64>] = []
+    /// Per device: messageIds of received counted messages that mention the user (the mention
+    /// flag the app was given): the conversation's `hasUnreadMentioned` holds while one is unread.
+    private var mentions: [Set<Int64>] = []
     private var reported: Set<Int> = []
     /// The conversation a `clearUnread` of the input being handled cleared.
     private var clearedNow: (Int, ConversationKey)?
@@ -34,7 +37,7 @@ final class UnreadModelOracle: Oracle {
     init(suite: OracleSuite) { self.suite = suite }
 
     private func ensure(_ d: Int) {
-        while unread.count <= d { unread.append([:]); known.append([:]); recalled.append([]) }
+        while unread.count <= d { unread.append([:]); known.append([:]); recalled.append([]); mentions.append([]) }
     }
 
     private func markRead(_ d: Int, _ conv: ConversationKey, upTo t: Int64) {
@@ -72,6 +75,7 @@ final class UnreadModelOracle: Oracle {
                 if m.isUnreadCounted, m.messageId > 0 {
                     unread[d][m.conversation, default: [:]][m.messageId] = m.sentTime
                     known[d][m.messageId] = false
+                    if m.flags.contains(.mentioned) { mentions[d].insert(m.messageId) }
                 }
                 touch(m.conversation)
             case .callback(.recalled(let id, let conv)):
@@ -119,9 +123,11 @@ final class UnreadModelOracle: Oracle {
             restartOnStore.remove(d)
             unread[d] = [:]
             known[d] = [:]
+            mentions[d] = []
             for c in convs where c.key.type != .chatroom {
                 for r in (try? store.snapshot(of: c.key)) ?? [] where r.direction == .receive && r.flags.contains(.counted) {
                     known[d][r.messageId] = !r.isUnreadCounted
+                    if r.flags.contains(.mentioned) { mentions[d].insert(r.messageId) }
                     if r.isUnreadCounted && !r.isRecalled { unread[d][c.key, default: [:]][r.messageId] = r.sentTime }
                 }
             }
@@ -134,7 +140,16 @@ final class UnreadModelOracle: Oracle {
     private func check(_ world: World, _ d: Int, _ conv: ConversationKey) {
         guard !reported.contains(d), conv.type != .chatroom else { return }
         let expected = unread[d][conv]?.count ?? 0
-        let shown = ((try? world.store(ofDevice: d).conversation(conv)) ?? nil)?.unreadCount ?? 0
+        let row = (try? world.store(ofDevice: d).conversation(conv)) ?? nil
+        let shown = row?.unreadCount ?? 0
+        let mentionExpected = unread[d][conv]?.keys.contains { mentions[d].contains($0) } ?? false
+        if shown == expected, (row?.hasUnreadMentioned ?? false) != mentionExpected {
+            reported.insert(d)
+            suite.report(name, device: d, conversation: conv,
+                         "hasUnreadMentioned shown is \(!mentionExpected) but the app was told of "
+                         + (mentionExpected ? "an unread message that mentions the user" : "no unread message that mentions the user"))
+            return
+        }
         if shown != expected {
             reported.insert(d)
             suite.report(name, device: d, conversation: conv,

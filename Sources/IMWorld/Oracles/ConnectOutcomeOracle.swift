@@ -11,6 +11,12 @@ import SimKernel
 /// - no second `success` or `error` for one call (a reconnection is not a new outcome);
 /// - no outcome without a call.
 ///
+/// - `connect(timeLimit: t > 0)` (§5: "give up after that many seconds with 34006"): error 34006
+///   not before `t` seconds of the call, and an outcome within `t` seconds plus a margin (both
+///   widened by the largest clock drift a device may have, 99 999 ppm: the SDK's timer runs on the
+///   device's monotonic clock). Not judged once the app went to the background during the call.
+///   A call without a time limit never fails with 34006 (an earlier call's timer left armed).
+///
 /// A call starts at `connect()` when none is active (the SDK ignores a connect during one), and
 /// ends at `disconnect()` / `logout()`, at its `error`, at a status that says the SDK stopped on
 /// its own (kicked, signed out, timeout, token incorrect, banned; UNCONNECTED in the foreground —
@@ -27,6 +33,11 @@ final class ConnectOutcomeOracle: Oracle {
         /// Its outcome has not been given yet.
         var owed = false
         var background = false
+        /// The active call's time and time limit (seconds, 0 = none); `limitJudged` false once
+        /// the app went to the background during it.
+        var callAt = SimTime.zero
+        var limit: Int64 = 0
+        var limitJudged = false
     }
     private var devices: [Device] = []
     private var reported: Set<Int> = []
@@ -43,12 +54,16 @@ final class ConnectOutcomeOracle: Oracle {
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
         ensure(d)
         switch input {
-        case .api(.connect):
-            if !devices[d].active { devices[d].active = true; devices[d].owed = true }
+        case .api(.connect(_, let t)):
+            if !devices[d].active {
+                devices[d].active = true; devices[d].owed = true
+                devices[d].callAt = world.now; devices[d].limit = Int64(t); devices[d].limitJudged = t > 0 && !devices[d].background
+            }
         case .api(.disconnect), .api(.logout):
             devices[d].active = false
         case .lifecycle(.background):
             devices[d].background = true
+            devices[d].limitJudged = false
         case .lifecycle(.foreground):
             devices[d].background = false
         default:
@@ -73,6 +88,14 @@ final class ConnectOutcomeOracle: Oracle {
                 }
                 devices[d].owed = false
             case .connectError(let code):
+                if code == IMErrorCode.connectTimeLimit.rawValue, devices[d].owed, devices[d].active, devices[d].limit == 0 {
+                    report(d, "connect() without a time limit failed with 34006 (connect time limit reached)")
+                }
+                if code == IMErrorCode.connectTimeLimit.rawValue, devices[d].owed, devices[d].limitJudged,
+                   world.now - devices[d].callAt < SimDuration.milliseconds(devices[d].limit * 900) {
+                    report(d, "connect(timeLimit: \(devices[d].limit)) failed with 34006 after \(world.now - devices[d].callAt), "
+                           + "before its time limit")
+                }
                 if !devices[d].owed {
                     report(d, "told error(\(code)) after the connect() call's outcome was already given (or no call was made)")
                 }
@@ -105,5 +128,20 @@ final class ConnectOutcomeOracle: Oracle {
         }
     }
 
-    func finalCheck(_ world: World) {}
+    /// An outcome owed past the time limit (plus drift and a 5 s margin).
+    private func overdue(_ world: World, _ d: Int, at t: SimTime) {
+        let s = devices[d]
+        guard s.active, s.owed, s.limitJudged, t > s.callAt + .milliseconds(s.limit * 1100) + .seconds(5) else { return }
+        report(d, "connect(timeLimit: \(s.limit)) called at \(s.callAt) has no outcome \(t - s.callAt) later "
+               + "(the SDK gives up with 34006 after the time limit)")
+        devices[d].limitJudged = false
+    }
+
+    func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
+        for d in devices.indices where devices[d].limitJudged { overdue(world, d, at: event.time) }
+    }
+
+    func finalCheck(_ world: World) {
+        for d in devices.indices { overdue(world, d, at: world.now) }
+    }
 }

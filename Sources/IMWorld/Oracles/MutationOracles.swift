@@ -2,10 +2,12 @@
 /// the suite from one place so that adding one touches OracleSuite.swift no more.
 enum MutationOracles {
     static let names: [String] = [RecallWindowOracle.oracleName, ApiAnswerOracle.oracleName, ConnectOutcomeOracle.oracleName,
-                                  KVReadOracle.oracleName]
+                                  KVReadOracle.oracleName, SensitiveWordOracle.oracleName,
+                                  RemoteHistoryOracle.oracleName]
 
     static func make(suite: OracleSuite) -> [any Oracle] {
         [RecallWindowOracle(suite: suite), ApiAnswerOracle(suite: suite), ConnectOutcomeOracle(suite: suite),
-         KVReadOracle(suite: suite)]
+         KVReadOracle(suite: suite), SensitiveWordOracle(suite: suite),
+         RemoteHistoryOracle(suite: suite)]
     }
 }

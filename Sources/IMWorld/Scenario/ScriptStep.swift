@@ -112,10 +112,15 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             guard (1...200).contains(count) else {
                 throw DecodingError.dataCorruptedError(forKey: .count, in: c, debugDescription: "count must be 1…200 (a cloud history page)")
             }
-            let before = try c.decodeIfPresent(DurationValue.self, forKey: .before)?.duration
+            // `"before": "previous"`: the app scrolling back from its last page.
+            let previous = (try? c.decodeIfPresent(String.self, forKey: .before)) == "previous"
+            let before = previous ? nil : try c.decodeIfPresent(DurationValue.self, forKey: .before)?.duration
             let after = try c.decodeIfPresent(DurationValue.self, forKey: .after)?.duration
             let cursor: RemoteHistoryCursor
             switch (before, after) {
+            case (nil, nil) where previous: cursor = .previous
+            case (nil, _?) where previous:
+                throw DecodingError.dataCorruptedError(forKey: .after, in: c, debugDescription: "give \"before\" or \"after\", not both")
             case (nil, nil): cursor = .newest
             case (let b?, nil): cursor = .before(b)
             case (nil, let a?): cursor = .after(a)
@@ -226,6 +231,7 @@ public struct ScriptStep: Codable, Sendable, Equatable {
             try c.encode(conv.description, forKey: .conversation); try c.encode(count, forKey: .count)
             switch cursor {
             case .newest: break
+            case .previous: try c.encode("previous", forKey: .before)
             case .before(let t): try c.encode(DurationValue(t), forKey: .before)
             case .after(let t): try c.encode(DurationValue(t), forKey: .after)
             }
@@ -265,6 +271,9 @@ public struct ScriptStep: Codable, Sendable, Equatable {
 /// a simulated instant (`"before": "30s"`), or the oldest after it (`"after": "30s"`).
 public enum RemoteHistoryCursor: Sendable, Equatable {
     case newest
+    /// `"before": "previous"`: before the oldest message of the device's last successful page of
+    /// the conversation (its sentTime: the app scrolling back; the step is skipped without one).
+    case previous
     case before(SimDuration)
     case after(SimDuration)
 }

@@ -46,6 +46,8 @@ struct DeviceHost {
     /// Per conversation: the last messageId of the last history page (the app's scroll position;
     /// absent once a page came back short).
     var historyCursor: [ConversationKey: Int64] = [:]
+    /// The oldest sentTime of the last cloud-history page per conversation (`"before": "previous"`).
+    var remoteHistoryCursor: [ConversationKey: Int64] = [:]
     /// Rooms the app itself asked to quit (a `chatroomQuit` for any other room came from the SDK,
     /// e.g. on disconnect, and the app joins again on its next `connected`).
     var appQuitRequested: Set<String> = []

@@ -128,6 +128,9 @@ extension World {
             } else {
                 devices[d].historyCursor[conv] = nil
             }
+        case .remoteHistory(let conv, let messages, nil):
+            // The cloud scroll position: the oldest sentTime shown (an empty page keeps it).
+            if let first = messages.first { devices[d].remoteHistoryCursor[conv] = first.sentTime }
         case .chatroomQuit(let room):
             // A quit the app did not ask for (the SDK left the room on disconnect): the app
             // joins its room again on its next `connected`.
@@ -148,6 +151,7 @@ extension World {
         devices[d].joinedRoomsThisAppRun = false
         devices[d].appQuitRequested = []
         devices[d].historyCursor = [:]
+        devices[d].remoteHistoryCursor = [:]
         devices[d].gaveUp = false
         note(.lifecycle(device: d, .started))
         if devices[d].autoConnect {

@@ -102,6 +102,9 @@ extension World {
             // The SDK takes server timestamps (sentTime): the server's clock at that simulated instant.
             switch cursor {
             case .newest: appCall(d, .getRemoteHistory(conversation: conv, beforeTime: 0, count: count))
+            case .previous:
+                guard let t = devices[d].remoteHistoryCursor[conv] else { return }
+                appCall(d, .getRemoteHistory(conversation: conv, beforeTime: t, count: count))
             case .before(let t): appCall(d, .getRemoteHistory(conversation: conv, beforeTime: server.clock.ms(at: SimTime.zero + t), count: count))
             case .after(let t): appCall(d, .getRemoteHistoryAfter(conversation: conv, afterTime: server.clock.ms(at: SimTime.zero + t), count: count))
             }

@@ -55,7 +55,7 @@ import Testing
     func runRewritten(_ rewrite: @escaping ([ClientEffect]) -> [ClientEffect]) throws -> (ScenarioRun, IndexedTap) {
         let s = try resetThenReconnect()
         let tap = IndexedTap()
-        let run = try ScenarioRun(scenario: s, seed: 1, oracles: OracleOptions(enabled: [], scenarioArgument: s.name),
+        let run = try ScenarioRun(scenario: s, seed: 1, oracles: OracleOptions(enabled: [ConnectOutcomeOracle.oracleName], scenarioArgument: s.name),
                                   observers: [tap])
         let suite = try #require(run.suite)
         run.world.addObserver(Rewrite(ConnectOutcomeOracle(suite: suite), rewrite))

@@ -40,7 +40,7 @@ import Testing
     @Test func notInRoomWhileInItIsReported() throws {
         let s = try readInAndOut()
         let tap = IndexedTap()
-        let run = try ScenarioRun(scenario: s, seed: 1, oracles: OracleOptions(enabled: [], scenarioArgument: s.name), observers: [tap])
+        let run = try ScenarioRun(scenario: s, seed: 1, oracles: OracleOptions(enabled: [KVReadOracle.oracleName], scenarioArgument: s.name), observers: [tap])
         let suite = try #require(run.suite)
         run.world.addObserver(ConnectOutcomeOracleTests.Rewrite(KVReadOracle(suite: suite)) { effects in
             effects.map { e in
