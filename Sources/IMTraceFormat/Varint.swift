@@ -113,20 +113,17 @@ public enum TimeCode {
     @inlinable public static func readHead(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) throws(Varint.Failure) -> Int64 {
         let code = try Varint.read(bytes, &offset)
         if code & 1 == 1 { return Int64(bitPattern: code >> 1) }
-        let plain = code >> 1
-        if plain == escape {
-            guard bytes.count - offset >= 8 else { throw .truncated }
-            let raw = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            offset += 8
-            return Int64(bitPattern: raw)
-        }
-        return Varint.unzigzag(plain >> 2) &* multiplier(plain & 3)
+        return try plain(code >> 1, bytes, &offset)
     }
 
     /// Reads a code written by `append`; wrapping arithmetic, so even a non-canonical code
     /// cannot trap.
     @inlinable public static func read(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) throws(Varint.Failure) -> Int64 {
-        let code = try Varint.read(bytes, &offset)
+        try plain(try Varint.read(bytes, &offset), bytes, &offset)
+    }
+
+    /// A plain code (already read): the escape's 8 bytes follow it, else value and unit.
+    @inlinable static func plain(_ code: UInt64, _ bytes: UnsafeRawBufferPointer, _ offset: inout Int) throws(Varint.Failure) -> Int64 {
         if code == escape {
             guard bytes.count - offset >= 8 else { throw .truncated }
             let raw = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
