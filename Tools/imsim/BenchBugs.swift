@@ -25,7 +25,7 @@ struct BenchBugs: ParsableCommand {
     @Option(help: "Seed offsets per bug.") var offsets = 5
     @Option(help: "Distance between the offsets' first seeds.") var stride: UInt64 = 10_000
     @Option(name: .customLong("max-seeds"), help: "Seeds tried per offset before giving up.") var maxSeeds = 300
-    @Option(name: .customLong("shrink-runs"), help: "Run budget of the shrinker per bug (0: no shrinking).") var shrinkRuns = 40
+    @Option(name: .customLong("shrink-runs"), help: "Run budget of the shrinker per bug (0: no shrinking).") var shrinkRuns = 200
     @Option(name: .customLong("shrink-jobs"), help: "Shrink candidates run at once in child processes (1: in this process).") var shrinkJobs = 1
     @Option(help: "Only these bugs (e.g. B1,B6).") var bugs: String?
     @Flag(help: "Print JSON instead of a table.") var json = false

@@ -17,8 +17,8 @@ struct BenchTrace: ParsableCommand {
             compression included). Size: trace file bytes per record and per kernel event. Write: the \
             recorded events are decoded and recorded again into a new trace file, single-threaded \
             (encode + CRC-32C + zstd + write), timed alone, best of up to 5. Read: every record decoded into a \
-            TraceEvent. MB/s count uncompressed payload bytes. Goals (issue 9): ≤ 6 bytes/event, \
-            overhead ≤ 15%.
+            TraceEvent. MB/s count uncompressed payload bytes. Goals (issue 30): ≤ 4 bytes/record, \
+            overhead ≤ 10%.
             --synthetic N measures the schema on N records of SyntheticWorldStream instead of a run \
             (no overhead figure).
             """
@@ -209,7 +209,7 @@ struct BenchTrace: ParsableCommand {
             overheadWallPairs: pairs.wall.isEmpty ? nil : pairs.wall, writerThread: options.writer.writerThread,
             writeSeconds: bestWrite, writeMBPerSecond: mb / bestWrite, writeNsPerRecord: bestWrite * 1e9 / records,
             readSeconds: bestRead, readMBPerSecond: mb / bestRead, readNsPerRecord: bestRead * 1e9 / records,
-            goalBytesPerEvent: Double(summary.fileBytes) / records <= 6, goalOverhead: overhead.map { $0 <= 15 })
+            goalBytesPerEvent: Double(summary.fileBytes) / records <= 4, goalOverhead: overhead.map { $0 <= 10 })
         if json { print(BenchFormat.json(report)); return }
         if synthetic != nil { print("imsim bench trace — \(source), zstd \(level) (\(IMSimVersion.buildConfiguration) build)") }
         let f2 = { (x: Double) in String(format: "%.2f", x) }
@@ -228,8 +228,8 @@ struct BenchTrace: ParsableCommand {
         print("  write: \(f2(report.writeMBPerSecond)) MB/s, \(String(format: "%.0f", report.writeNsPerRecord)) ns/record (record + encode + zstd + write)")
         print("  read:  \(f2(report.readMBPerSecond)) MB/s, \(String(format: "%.0f", report.readNsPerRecord)) ns/record (read + zstd + CRC + decode to TraceEvent)")
         if breakdown { try printBreakdown(path, options: options) }
-        print("  goals: ≤ 6 bytes/record \(report.goalBytesPerEvent ? "met" : "NOT met")"
-              + (report.goalOverhead.map { ", overhead ≤ 15% (wall, median) \($0 ? "met" : "NOT met")" } ?? ""))
+        print("  goals: ≤ 4 bytes/record \(report.goalBytesPerEvent ? "met" : "NOT met")"
+              + (report.goalOverhead.map { ", overhead ≤ 10% (wall, median) \($0 ? "met" : "NOT met")" } ?? ""))
     }
 
     /// Per kind: records, uncompressed bytes (head + body), and the compressed bytes saved by
