@@ -63,7 +63,7 @@ extension ServerCore {
         }
 
         sessionCounter += 1
-        let sessionId = "S\(generation)-\(sessionCounter)"
+        let sessionId = Self.sessionId(generation: generation, counter: sessionCounter)
         let deviceIndex = registerDevice(userId: userId, deviceId: deviceId, now: now)
         let session = Session(userId: userId, deviceId: deviceId, platform: platform, sessionId: sessionId,
                               deviceIndex: deviceIndex, openedAt: now)
@@ -71,6 +71,15 @@ extension ServerCore {
         online[userId, default: OnlineUser()].slots[platform.rank] = id
         emit(.sessionOpened(id, userId: userId, deviceId: deviceId, platform: platform, sessionId: sessionId))
         write(id, [.connack(Frame.Connack(status: .accepted, session: .init(userId: userId, sessionId: sessionId, timestamp: now)))])
+    }
+
+    /// `S<generation>-<counter>`, the counter in eight digits: like a real server's opaque ids,
+    /// every session id has the same length, so a CONNACK's size — and with it the link's
+    /// timing and every draw keyed by it — does not depend on how many sessions other devices
+    /// opened before (removing a user must leave the others' runs as they were: Docs/world.md).
+    static func sessionId(generation: UInt32, counter: UInt64) -> String {
+        let digits = String(counter)
+        return "S\(generation)-" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
     }
 
     /// CONNACK with a refusal, then close.

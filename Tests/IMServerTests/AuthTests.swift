@@ -41,9 +41,9 @@ import Testing
             let s = try #require(ack.session)
             #expect(s.userId == "alice")
             #expect(s.timestamp == h.now)
-            #expect(s.sessionId == "S0-1")
+            #expect(s.sessionId == "S0-00000001")
             #expect(!out.closed(c))
-            #expect(out.has(.sessionOpened(c, userId: "alice", deviceId: "a1", platform: .mobile, sessionId: "S0-1")))
+            #expect(out.has(.sessionOpened(c, userId: "alice", deviceId: "a1", platform: .mobile, sessionId: "S0-00000001")))
         } else {
             #expect(ack.session == nil)
             #expect(out.closed(c))
@@ -56,8 +56,8 @@ import Testing
         var h = Harness()
         let a = h.online("alice")
         let b = h.online("bob")
-        #expect(h.core.session(on: a)?.sessionId == "S0-1")
-        #expect(h.core.session(on: b)?.sessionId == "S0-2")
+        #expect(h.core.session(on: a)?.sessionId == "S0-00000001")
+        #expect(h.core.session(on: b)?.sessionId == "S0-00000002")
     }
 
     /// One session per platform class: a newer login on the same platform kicks the older one with

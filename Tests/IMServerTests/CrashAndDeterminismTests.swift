@@ -54,7 +54,7 @@ import Testing
         // A resend after the restart is still recognised when the store survived.
         let resend = try #require(h.sendText(a2, to: "carol", "while carol is offline", clientUniqueId: 5).1.puback(a2))
         #expect((resend.messageUId == sent.messageUId) == persist)
-        #expect(h.core.session(on: a2)?.sessionId == "S1-2")
+        #expect(h.core.session(on: a2)?.sessionId == "S1-00000002")
     }
 }
 

@@ -274,4 +274,37 @@ import Testing
         #expect((with.times["alice"] ?? []).count == 12)
         #expect(with.times["alice"] == without.times["alice"])
     }
+
+    /// A device's run does not depend on how many sessions other devices opened before it: the
+    /// server's session ids have one length, so bob's CONNACK is as long — and arrives, at 1 MB/s,
+    /// at the same microsecond — whether he gets the 2nd session or the 14th. (With "S0-2" vs
+    /// "S0-14" every later instant-keyed draw of bob's link moved, and a failure that hung on one
+    /// of them needed every bystander: B6's shrink kept four idle users.)
+    @Test func aDevicesRunDoesNotDependOnOtherDevicesSessions() throws {
+        final class Inputs: WorldObserver {
+            var bob: [String] = []
+            func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
+                guard world.deviceId(device) == "bob-phone" else { return }
+                bob.append("\(world.now) \(String(describing: input).prefix { $0 != "(" })")  // when, and what kind
+            }
+        }
+        func run(bystanders: Int) throws -> [String] {
+            let others = (0..<bystanders).map { #", {"id": "x\#($0)", "devices": [{"id": "x\#($0)-phone", "startAt": "1s"}]}"# }.joined()
+            let s = try scenario("""
+            {"name": "sessions", "duration": "1m",
+             "users": [{"id": "alice", "devices": [{"id": "alice-phone", "startAt": "1s"}]},
+                       {"id": "bob", "devices": [{"id": "bob-phone", "startAt": "5s"}]}\(others)],
+             "script": [{"at": "10s", "device": "bob-phone", "action": "send", "to": "private:alice", "text": "hi",
+                         "count": 5, "interval": "3s"}]}
+            """)
+            let r = Inputs()
+            let world = try World(scenario: s, seed: 4)
+            world.addObserver(r)
+            world.run()
+            return r.bob
+        }
+        let alone = try run(bystanders: 0), crowded = try run(bystanders: 12)
+        #expect(alone.count >= 10)
+        #expect(alone == crowded)
+    }
 }
