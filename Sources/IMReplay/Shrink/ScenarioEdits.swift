@@ -86,6 +86,40 @@ enum ScenarioEdits {
         return out
     }
 
+    /// The device's app starting at a whole second (`startAt`); nil when it already starts then
+    /// or later.
+    static func startingDevice(_ v: JSONValue, user: String, device: String, atSeconds seconds: Int64) -> JSONValue? {
+        let at = SimDuration.seconds(seconds)
+        var changed = false
+        let list: [JSONValue] = array(v, "users").map { u in
+            guard u["id"]?.stringValue == user else { return u }
+            // A user without a device list has the one default device.
+            let devs = u["devices"]?.arrayValue ?? [.object(["id": .string("\(user)-phone")])]
+            return u.setting("devices", .array(devs.map { d in
+                guard d["id"]?.stringValue == device else { return d }
+                if let s = d["startAt"]?.stringValue, let t = try? SimDuration(parsing: s), t >= at { return d }
+                changed = true
+                return d.setting("startAt", .string(at.description))
+            }))
+        }
+        return changed ? v.setting("users", .array(list)) : nil
+    }
+
+    /// A network setting made `value` everywhere it is in force: the scenario's `network`
+    /// (added when the default is not `value`) and every device override that sets it.
+    static func settingNetwork(_ v: JSONValue, _ key: String, _ value: JSONValue) -> JSONValue {
+        var out = v.setting("network", (v["network"] ?? .object([])).setting(key, value))
+        guard v["users"] != nil else { return out }
+        out = out.setting("users", .array(array(v, "users").map { u in
+            guard let devs = u["devices"]?.arrayValue else { return u }
+            return u.setting("devices", .array(devs.map { d in
+                guard let n = d["network"], n[key] != nil else { return d }
+                return d.setting("network", n.setting(key, value))
+            }))
+        }))
+        return out
+    }
+
     /// Removes a group or chatroom and the steps that address it.
     static func removingPlace(_ v: JSONValue, key: String, id: String) -> JSONValue {
         let prefix = key == "groups" ? "group:" : "chatroom:"

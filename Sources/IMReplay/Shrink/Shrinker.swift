@@ -445,6 +445,30 @@ public final class Shrinker {
         for u in ScenarioEdits.users(v) where u.devices.count > 1 {
             for d in u.devices.reversed() { out.append(("device \(d)", ScenarioEdits.removingDevice(v, user: u.id, device: d))) }
         }
+        // A user the failure needs only as someone to write to (a peer, a member) does not need
+        // its devices online before it: each device, the only one included, starts just after
+        // the failure (its connect, pull and heartbeats before it go).
+        let after = currentResult.violation.timeNanoseconds / 1_000_000_000 + 1
+        for u in ScenarioEdits.users(v) {
+            for d in u.devices.reversed() {
+                if let late = ScenarioEdits.startingDevice(v, user: u.id, device: d, atSeconds: after) {
+                    out.append(("device \(d) starts after the failure (\(SimDuration.seconds(after)))", late))
+                }
+            }
+        }
+        return out
+    }
+
+    /// The network's own events: writes split into several segments and refused connection
+    /// attempts are extra events the failure may not need (scenario-wide and per device).
+    private func networkEdits(_ v: JSONValue) -> [(String, JSONValue)] {
+        var out: [(String, JSONValue)] = []
+        guard let now = try? ScenarioText.scenario(v) else { return out }
+        for (key, label) in [("splitProbability", "split writes"), ("refuseProbability", "refused connects")] {
+            let edited = ScenarioEdits.settingNetwork(v, key, .int(0))
+            // Only where it changes something (the scenario may already say 0, or not need to).
+            if let e = try? ScenarioText.scenario(edited), e != now { out.append(("network: no \(label)", edited)) }
+        }
         return out
     }
 
@@ -615,7 +639,7 @@ public final class Shrinker {
     /// to reach (the history ring, the 200 ms quota, the offline kick's message count) — a
     /// smaller ring or quota is reached by fewer messages, so fewer users and less traffic.
     private func constantEdits(_ v: JSONValue) -> [(String, JSONValue)] {
-        var out: [(String, JSONValue)] = []
+        var out = networkEdits(v)
         let liveness = v["liveness"] ?? .object([])
         let deadline = liveness["deadline"]?.stringValue.flatMap { try? SimDuration(parsing: $0) } ?? .minutes(3)
         if deadline >= .seconds(20) {
