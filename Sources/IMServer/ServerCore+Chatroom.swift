@@ -230,6 +230,20 @@ extension ServerCore {
             }
             page.reverse()
         }
+        if req.syncTime <= 0, let joinedAt = room.deviceJoinedAt[s.deviceId] {
+            // A pull without a cursor (the join pull) returns the newest `count`: what was sent
+            // after this device joined and is not in the page — left out by the count, or already
+            // out of the ring — is lost to it (the protocol's, not a fault), and we say so.
+            let conv = ConversationKey(.chatroom, room.id)
+            let shown = Set(page.map(\.uid))
+            for e in room.evicted where e.dataTime > joinedAt && e.senderDeviceId != s.deviceId {
+                emit(.dropped(messageUId: e.uid, conversation: conv, userId: s.userId, reason: .chatroomJoinCount))
+            }
+            for m in room.history where m.dataTime > joinedAt && !shown.contains(m.uid)
+                && !(m.senderUserId == s.userId && m.senderDeviceId == s.deviceId) {
+                emit(.dropped(messageUId: m.uid, conversation: conv, userId: s.userId, reason: .chatroomJoinCount))
+            }
+        }
         let syncTime: Int64
         if let last = page.last {
             syncTime = last.dataTime

@@ -151,4 +151,7 @@ public enum DropReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// Added by IMServer: a type that is not offline-cached (`offline: false`, not STATUS) and the
     /// user had no online session.
     case onlineOnly
+    /// A member's join pull (`chrmPull{0, N}`: the newest N, im-semantics §6) left out a message
+    /// sent after this device joined: more than N arrived between the join and its pull.
+    case chatroomJoinCount
 }
