@@ -3,7 +3,7 @@ import IMStore
 import IMWire
 import SimKernel
 
-/// A callback to the app (`AppCallback`): what the user saw. Kinds 40–61.
+/// A callback to the app (`AppCallback`): what the user saw. Kinds 40–62 (`AppCallback.TraceKind`).
 public enum CallbackRecord: Hashable, Sendable {
     case connectionStatus(ConnectionStatus)
     case dbOpened(code: Int32)
