@@ -4,6 +4,7 @@ import PackageDescription
 // Layout and dependency direction: the graph is in Docs/architecture.md. In short: SimKernel and
 // IMWire (neither imports the other) ← IMStore ← IMClient; IMServer needs no store; the cores ←
 // IMWorld ← IMTrace, IMReplay; IMCapture (no simulator) ← IMReplay, IMRuntime, IMImport;
+// the cores and IMWorldValues ← IMTraceFormat (no simulator) ← IMTrace, IMRuntime;
 // everything ← IMSim, Benchmarks ← imsim.
 let heap = Target.Dependency.product(name: "HeapModule", package: "swift-collections")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")

@@ -156,6 +156,26 @@ extension ClientCore {
 
     // MARK: Pipeline
 
+    /// Writes the cursors that move forward, in the caller's transaction (the cached values are
+    /// the stored ones, so a plain upsert will do).
+    private func saveAdvancedCursors(_ store: IMStore, inbox: Int64?, sendbox: Int64?) throws {
+        if let inbox, inbox > inboxCursor { try store.setCursor(.inbox, to: inbox) }
+        if let sendbox, sendbox > sendboxCursor { try store.setCursor(.sendbox, to: sendbox) }
+    }
+
+    /// Once the transaction that saved them committed: the cached cursors follow the store, each
+    /// move noted.
+    private mutating func cacheSavedCursors(inbox: Int64?, sendbox: Int64?) {
+        if let inbox, inbox > inboxCursor {
+            inboxCursor = inbox
+            out.note(.cursor(name: SyncCursor.inbox.name, value: inbox))
+        }
+        if let sendbox, sendbox > sendboxCursor {
+            sendboxCursor = sendbox
+            out.note(.cursor(name: SyncCursor.sendbox.name, value: sendbox))
+        }
+    }
+
     /// Stores, notifies and interprets `items` in order, in one store transaction together with
     /// the cursor moves (forward only). `left` counts down over the notified items. If the
     /// transaction fails (a storage fault), nothing it reported reaches the app and the cursors
@@ -176,18 +196,8 @@ extension ClientCore {
             // a fault between the two (the rows' transaction fails, or a power loss keeps only
             // the first commit) leaves the cursor past messages that were never stored.
             do {
-                try store.atomicTransaction { store in
-                    if let inbox, inbox > inboxCursor { try store.setCursor(.inbox, to: inbox) }
-                    if let sendbox, sendbox > sendboxCursor { try store.setCursor(.sendbox, to: sendbox) }
-                }
-                if let inbox, inbox > inboxCursor {
-                    inboxCursor = inbox
-                    out.note(.cursor(name: SyncCursor.inbox.name, value: inbox))
-                }
-                if let sendbox, sendbox > sendboxCursor {
-                    sendboxCursor = sendbox
-                    out.note(.cursor(name: SyncCursor.sendbox.name, value: sendbox))
-                }
+                try store.atomicTransaction { store in try saveAdvancedCursors(store, inbox: inbox, sendbox: sendbox) }
+                cacheSavedCursors(inbox: inbox, sendbox: sendbox)
             } catch {
                 storeError("\(path): save cursors (B15)", error)
             }
@@ -228,19 +238,9 @@ extension ClientCore {
                     }
                 }
                 try flush()
-                // Forward only; the cached values are the stored ones, so a plain upsert will do.
-                if let inbox, inbox > inboxCursor { try store.setCursor(.inbox, to: inbox) }
-                if let sendbox, sendbox > sendboxCursor { try store.setCursor(.sendbox, to: sendbox) }
+                try saveAdvancedCursors(store, inbox: inbox, sendbox: sendbox)
             }
-            // Committed: the cache follows the store.
-            if let inbox, inbox > inboxCursor {
-                inboxCursor = inbox
-                out.note(.cursor(name: SyncCursor.inbox.name, value: inbox))
-            }
-            if let sendbox, sendbox > sendboxCursor {
-                sendboxCursor = sendbox
-                out.note(.cursor(name: SyncCursor.sendbox.name, value: sendbox))
-            }
+            cacheSavedCursors(inbox: inbox, sendbox: sendbox)
         } catch {
             out.discardReports(since: mark)
             committed = false

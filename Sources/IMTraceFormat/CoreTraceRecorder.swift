@@ -1,6 +1,7 @@
 import IMClient
 import IMServer
 import IMWire
+import IMWorldValues
 import SimKernel
 
 /// Knobs of a `TraceRecorder`.
@@ -138,13 +139,13 @@ public final class CoreTraceRecorder {
 
     /// A kernel event: bytes delivered on connection `c` of device `d`.
     public func deliver(_ c: UInt64, device d: Int, toServer: Bool, at time: SimTime) {
-        append(kind: toServer ? KernelRecord.deliverUpKind : KernelRecord.deliverDownKind, level: .events, at: time,
+        append(kind: (toServer ? WorldEventKind.deliverUp : .deliverDown).rawValue, level: .events, at: time,
                kernel: true) { KernelRecord.encodeLink(c, d, into: &$0) }
     }
 
     /// A kernel event: device `d`'s client timer fired.
     public func clientTimer(device d: Int, _ t: ClientTimer, at time: SimTime) {
-        append(kind: KernelRecord.clientTimerKind, level: .events, at: time, kernel: true) {
+        append(kind: WorldEventKind.clientTimer.rawValue, level: .events, at: time, kernel: true) {
             KernelRecord.encodeClientTimer(d, t, into: &$0)
         }
     }
@@ -163,7 +164,7 @@ public final class CoreTraceRecorder {
         // record is the input (kind `in.timer` is for drivers without kernel records, e.g. replay).
         case .timerFired: return
         case .transport(.bytes(let b)):
-            append(kind: ClientInputRecord.transportBytesKind, level: .full, at: now) { $0.device(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
+            append(kind: ClientInput.TraceKind.transportBytes.rawValue, level: .full, at: now) { $0.device(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
             return
         default: if level < .full { return }
         }
@@ -181,17 +182,17 @@ public final class CoreTraceRecorder {
                 record(device: d, .openConnection(opened(openIndex)), at: now)
                 openIndex += 1
             case .send(let bytes, let frames):
-                append(kind: ClientEffectRecord.sendKind, level: .full, at: now) {
+                append(kind: ClientEffect.TraceKind.send.rawValue, level: .full, at: now) {
                     $0.device(d); ClientEffectRecord.encodeSend(.of(bytes, keep: keep), frames, into: &$0)
                 }
             case .closeConnection:
                 record(device: d, .closeConnection, at: now)
             case .setTimer(let t, let after):
-                append(kind: ClientEffectRecord.setTimerKind, level: .full, at: now) { $0.device(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
+                append(kind: ClientEffect.TraceKind.setTimer.rawValue, level: .full, at: now) { $0.device(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
-                append(kind: ClientEffectRecord.cancelTimerKind, level: .full, at: now) { $0.device(d); $0.clientTimer(t) }
+                append(kind: ClientEffect.TraceKind.cancelTimer.rawValue, level: .full, at: now) { $0.device(d); $0.clientTimer(t) }
             case .callback(.received(let m, let left, let off, let pkg)):
-                append(kind: CallbackRecord.receivedKind, level: .outcomes, at: now) {
+                append(kind: AppCallback.TraceKind.received.rawValue, level: .outcomes, at: now) {
                     $0.device(d)
                     CallbackRecord.encodeReceived(m, left: left, offline: off, hasPackage: pkg, keepContent: keep, epoch: epochMs, into: &$0)
                 }
@@ -199,11 +200,11 @@ public final class CoreTraceRecorder {
                 let r = CallbackRecord(cb, keepContent: keep)
                 append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
             case .note(.cursor(let name, let v)):
-                append(kind: ClientNoteRecord.cursorKind, level: .outcomes, at: now) {
+                append(kind: ClientNote.TraceKind.cursor.rawValue, level: .outcomes, at: now) {
                     $0.device(d); ClientNoteRecord.encodeCursor(name, v, into: &$0, epoch: epochMs)
                 }
             case .note(.stored(let id, let uid, let c, let t, let dir, let new)):
-                append(kind: ClientNoteRecord.storedKind, level: .outcomes, at: now) {
+                append(kind: ClientNote.TraceKind.stored.rawValue, level: .outcomes, at: now) {
                     $0.device(d); ClientNoteRecord.encodeStored(id, uid, c, t, dir, new, into: &$0, epoch: epochMs)
                 }
             case .note(let n):
@@ -220,7 +221,7 @@ public final class CoreTraceRecorder {
         case .api: break
         case .timerFired: return  // = the `ev.serverTimer` record (see client timers above)
         case .bytes(let c, let b):
-            append(kind: ServerInputRecord.bytesKind, level: .full, at: now) { ServerInputRecord.encodeBytes(c, .of(b, keep: keep), into: &$0) }
+            append(kind: ServerInput.TraceKind.bytes.rawValue, level: .full, at: now) { ServerInputRecord.encodeBytes(c, .of(b, keep: keep), into: &$0) }
             return
         default: if level < .full { return }
         }
@@ -233,19 +234,19 @@ public final class CoreTraceRecorder {
         for i in serverEffects.indices {
             switch serverEffects[i] {
             case .send(let c, let bytes, let frames):
-                append(kind: ServerEffectRecord.sendKind, level: .full, at: now) { ServerEffectRecord.encodeSend(c, .of(bytes, keep: keep), frames, into: &$0) }
+                append(kind: ServerEffect.TraceKind.send.rawValue, level: .full, at: now) { ServerEffectRecord.encodeSend(c, .of(bytes, keep: keep), frames, into: &$0) }
             case .close(let c):
                 record(.close(c), at: now)
             case .setTimer(let t, let after):
-                append(kind: ServerEffectRecord.setTimerKind, level: .full, at: now) { ServerEffectRecord.encodeSetTimer(t, after, into: &$0) }
+                append(kind: ServerEffect.TraceKind.setTimer.rawValue, level: .full, at: now) { ServerEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
-                append(kind: ServerEffectRecord.cancelTimerKind, level: .full, at: now) { $0.serverTimer(t) }
+                append(kind: ServerEffect.TraceKind.cancelTimer.rawValue, level: .full, at: now) { $0.serverTimer(t) }
             case .event(.fannedOut(let uid, let u, let dev, let c, let via)):
-                append(kind: ServerEventRecord.fannedOutKind, level: .outcomes, at: now) {
+                append(kind: ServerEvent.TraceKind.fannedOut.rawValue, level: .outcomes, at: now) {
                     ServerEventRecord.encodeFannedOut(uid, u, dev, c, via, into: &$0)
                 }
             case .event(.pulled(let c, let u, let dev, let t, let uids, let st, let f)):
-                append(kind: ServerEventRecord.pulledKind, level: .outcomes, at: now) {
+                append(kind: ServerEvent.TraceKind.pulled.rawValue, level: .outcomes, at: now) {
                     ServerEventRecord.encodePulled(c, u, dev, t, uids, st, f, into: &$0, epoch: epochMs)
                 }
             case .event(let e):

@@ -289,17 +289,10 @@ struct ConnectionStateMachine: Sendable {
         networkAvailable = available
         if !available {
             guard was, let call = state.call else { return [] }
-            var events: [LinkEvent] = []
+            let events: [LinkEvent]
             switch state {
-            case .opening, .awaitingConnack, .connected:
-                let wasConnected = if case .connected = state { true } else { false }
-                out.append(.closeConnection)
-                cancelConnectionTimers(&out)
-                events.append(.linkLost(.temporary(ClientErrorCode.notConnected, "network unavailable"), wasConnected: wasConnected))
-            case .reconnectWait:
-                out.cancelTimer(.reconnect)
-            default:
-                return []
+            case .opening, .awaitingConnack, .connected, .reconnectWait: events = endLink("network unavailable", &out)
+            default: return []
             }
             transition(to: .networkWait(NetworkWaitState(call: call)), reason: "network unavailable", &out)
             report(.networkUnavailable, &out)
@@ -398,22 +391,31 @@ struct ConnectionStateMachine: Sendable {
         }
     }
 
-    /// The background timer fired: close and stay quiet until foreground.
-    private mutating func suspendForBackground(_ out: inout EffectBuffer) -> [LinkEvent] {
-        guard !foreground, let call = state.call else { return [] }
-        var events: [LinkEvent] = []
+    /// Before parking the link (no network, background): closes an attempt or connection (its
+    /// timers, a `linkLost` event with `why`) or ends the reconnect wait.
+    private mutating func endLink(_ why: String, _ out: inout EffectBuffer) -> [LinkEvent] {
         switch state {
         case .opening, .awaitingConnack, .connected:
             let wasConnected = if case .connected = state { true } else { false }
             out.append(.closeConnection)
             cancelConnectionTimers(&out)
-            events.append(.linkLost(.temporary(ClientErrorCode.notConnected, "background close"), wasConnected: wasConnected))
+            return [.linkLost(.temporary(ClientErrorCode.notConnected, why), wasConnected: wasConnected)]
         case .reconnectWait:
             out.cancelTimer(.reconnect)
-        case .networkWait:
-            break
-        case .suspended, .idle, .stopped:
             return []
+        default:
+            return []
+        }
+    }
+
+    /// The background timer fired: close and stay quiet until foreground.
+    private mutating func suspendForBackground(_ out: inout EffectBuffer) -> [LinkEvent] {
+        guard !foreground, let call = state.call else { return [] }
+        let events: [LinkEvent]
+        switch state {
+        case .opening, .awaitingConnack, .connected, .reconnectWait: events = endLink("background close", &out)
+        case .networkWait: events = []
+        case .suspended, .idle, .stopped: return []
         }
         transition(to: .suspended(SuspendedState(call: call)), reason: "background for \(settings.backgroundCloseAfter)", &out)
         report(.unconnected, &out)

@@ -3,7 +3,7 @@ import IMStore
 import IMWire
 import SimKernel
 
-/// A callback to the app (`AppCallback`): what the user saw. Kinds 40–61.
+/// A callback to the app (`AppCallback`): what the user saw. Kinds 40–62 (`AppCallback.TraceKind`).
 public enum CallbackRecord: Hashable, Sendable {
     case connectionStatus(ConnectionStatus)
     case dbOpened(code: Int32)
@@ -31,31 +31,33 @@ public enum CallbackRecord: Hashable, Sendable {
     case remoteHistory(conversation: ConversationKey, messages: [TraceMessage], error: Int32?)
     case recallResult(messageId: Int64, error: Int32?)
 
-    public var kind: UInt16 {
+    public var kind: UInt16 { callbackKind.rawValue }
+
+    public var callbackKind: AppCallback.TraceKind {
         switch self {
-        case .connectionStatus: 40
-        case .dbOpened: 41
-        case .connected: 42
-        case .connectError: 43
-        case .messageInserted: 44
-        case .sendResult: 45
-        case .received: Self.receivedKind
-        case .recalled: 47
-        case .readReceipt: 48
-        case .syncReadStatus: 49
-        case .chatroomJoined: 50
-        case .chatroomJoinFailed: 51
-        case .chatroomQuit: 52
-        case .chatroomKicked: 53
-        case .chatroomDestroyed: 54
-        case .chatroomKVSynced: 55
-        case .chatroomKVUpdated: 56
-        case .chatroomKVRemoved: 57
-        case .chatroomKVResult: 58
-        case .chatroomKV: 59
-        case .history: 60
-        case .remoteHistory: 61
-        case .recallResult: 62
+        case .connectionStatus: .connectionStatus
+        case .dbOpened: .dbOpened
+        case .connected: .connected
+        case .connectError: .connectError
+        case .messageInserted: .messageInserted
+        case .sendResult: .sendResult
+        case .received: .received
+        case .recalled: .recalled
+        case .readReceipt: .readReceipt
+        case .syncReadStatus: .syncReadStatus
+        case .chatroomJoined: .chatroomJoined
+        case .chatroomJoinFailed: .chatroomJoinFailed
+        case .chatroomQuit: .chatroomQuit
+        case .chatroomKicked: .chatroomKicked
+        case .chatroomDestroyed: .chatroomDestroyed
+        case .chatroomKVSynced: .chatroomKVSynced
+        case .chatroomKVUpdated: .chatroomKVUpdated
+        case .chatroomKVRemoved: .chatroomKVRemoved
+        case .chatroomKVResult: .chatroomKVResult
+        case .chatroomKV: .chatroomKV
+        case .history: .history
+        case .remoteHistory: .remoteHistory
+        case .recallResult: .recallResult
         }
     }
 
@@ -89,8 +91,6 @@ public enum CallbackRecord: Hashable, Sendable {
         case .recallResult(let id, let err): self = .recallResult(messageId: id, error: err)
         }
     }
-
-    static let receivedKind: UInt16 = 46
 
     /// `received`'s body straight from the callback's store row (the recorder's hot path).
     static func encodeReceived(_ m: StoredMessage, left: Int, offline: Bool, hasPackage: Bool, keepContent: Bool,
@@ -129,42 +129,41 @@ public enum CallbackRecord: Hashable, Sendable {
         }
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> CallbackRecord? {
+    static func decode(kind: AppCallback.TraceKind, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> CallbackRecord {
         switch kind {
-        case 40: return .connectionStatus(try d.intEnum(ConnectionStatus.self, "connection status"))
-        case 41: return .dbOpened(code: try d.int32())
-        case 42: return .connected(userId: try d.string())
-        case 43: return .connectError(code: try d.int32())
-        case 44: return .messageInserted(try d.message(epoch: epoch))
-        case 45:
+        case .connectionStatus: return .connectionStatus(try d.intEnum(ConnectionStatus.self, "connection status"))
+        case .dbOpened: return .dbOpened(code: try d.int32())
+        case .connected: return .connected(userId: try d.string())
+        case .connectError: return .connectError(code: try d.int32())
+        case .messageInserted: return .messageInserted(try d.message(epoch: epoch))
+        case .sendResult:
             return .sendResult(messageId: try d.varint(), messageUId: try d.optionalUID(),
                                sentTime: try d.wallMs(epoch: epoch), error: try d.optionalCode())
-        case 46:
+        case .received:
             let m = try d.message(epoch: epoch)
             let left = try d.int()
             let at = d.offset
             let bits = try d.uvarint()
             guard bits < 4 else { throw d.invalid(at, "received flags", "\(bits)") }
             return .received(m, left: left, offline: bits & 1 != 0, hasPackage: bits & 2 != 0)
-        case 47: return .recalled(messageId: try d.varint(), conversation: try d.conversation())
-        case 48: return .readReceipt(conversation: try d.conversation(), lastMessageSentTime: try d.wallMs(epoch: epoch))
-        case 49: return .syncReadStatus(conversation: try d.conversation(), upToSentTime: try d.wallMs(epoch: epoch))
-        case 50: return .chatroomJoined(roomId: try d.string())
-        case 51: return .chatroomJoinFailed(roomId: try d.string(), code: try d.int32())
-        case 52: return .chatroomQuit(roomId: try d.string())
-        case 53: return .chatroomKicked(roomId: try d.string())
-        case 54: return .chatroomDestroyed(roomId: try d.string())
-        case 55: return .chatroomKVSynced(roomId: try d.string())
-        case 56: return .chatroomKVUpdated(roomId: try d.string(), entries: try d.kvEntries(epoch: epoch))
-        case 57: return .chatroomKVRemoved(roomId: try d.string(), keys: try d.strings())
-        case 58: return .chatroomKVResult(roomId: try d.string(), key: try d.string(), error: try d.optionalCode())
-        case 59: return .chatroomKV(roomId: try d.string(), entries: try d.kvEntries(epoch: epoch), error: try d.optionalCode())
-        case 60: return .history(conversation: try d.conversation(), messages: try d.messages(epoch: epoch))
-        case 61:
+        case .recalled: return .recalled(messageId: try d.varint(), conversation: try d.conversation())
+        case .readReceipt: return .readReceipt(conversation: try d.conversation(), lastMessageSentTime: try d.wallMs(epoch: epoch))
+        case .syncReadStatus: return .syncReadStatus(conversation: try d.conversation(), upToSentTime: try d.wallMs(epoch: epoch))
+        case .chatroomJoined: return .chatroomJoined(roomId: try d.string())
+        case .chatroomJoinFailed: return .chatroomJoinFailed(roomId: try d.string(), code: try d.int32())
+        case .chatroomQuit: return .chatroomQuit(roomId: try d.string())
+        case .chatroomKicked: return .chatroomKicked(roomId: try d.string())
+        case .chatroomDestroyed: return .chatroomDestroyed(roomId: try d.string())
+        case .chatroomKVSynced: return .chatroomKVSynced(roomId: try d.string())
+        case .chatroomKVUpdated: return .chatroomKVUpdated(roomId: try d.string(), entries: try d.kvEntries(epoch: epoch))
+        case .chatroomKVRemoved: return .chatroomKVRemoved(roomId: try d.string(), keys: try d.strings())
+        case .chatroomKVResult: return .chatroomKVResult(roomId: try d.string(), key: try d.string(), error: try d.optionalCode())
+        case .chatroomKV: return .chatroomKV(roomId: try d.string(), entries: try d.kvEntries(epoch: epoch), error: try d.optionalCode())
+        case .history: return .history(conversation: try d.conversation(), messages: try d.messages(epoch: epoch))
+        case .remoteHistory:
             return .remoteHistory(conversation: try d.conversation(), messages: try d.messages(epoch: epoch),
                                   error: try d.optionalCode())
-        case 62: return .recallResult(messageId: try d.varint(), error: try d.optionalCode())
-        default: return nil
+        case .recallResult: return .recallResult(messageId: try d.varint(), error: try d.optionalCode())
         }
     }
 }
@@ -185,20 +184,22 @@ public enum ClientNoteRecord: Hashable, Sendable {
     case syncState(from: String, to: String, reason: String)
     case incompleteBody(IncompleteBody)
 
-    public var kind: UInt16 {
+    public var kind: UInt16 { noteKind.rawValue }
+
+    public var noteKind: ClientNote.TraceKind {
         switch self {
-        case .state: 64
-        case .stored: Self.storedKind
-        case .skipped: 66
-        case .cursor: Self.cursorKind
-        case .reconnectScheduled: 68
-        case .requestTimedOut: 69
-        case .chatroomState: 70
-        case .changed: 71
-        case .storeError: 72
-        case .ignored: 73
-        case .syncState: 74
-        case .incompleteBody: 75
+        case .state: .state
+        case .stored: .stored
+        case .skipped: .skipped
+        case .cursor: .cursor
+        case .reconnectScheduled: .reconnectScheduled
+        case .requestTimedOut: .requestTimedOut
+        case .chatroomState: .chatroomState
+        case .changed: .changed
+        case .storeError: .storeError
+        case .ignored: .ignored
+        case .syncState: .syncState
+        case .incompleteBody: .incompleteBody
         }
     }
 
@@ -242,8 +243,6 @@ public enum ClientNoteRecord: Hashable, Sendable {
         }
     }
 
-    static let storedKind: UInt16 = 65, cursorKind: UInt16 = 67
-
     // The recorder writes these two (the most frequent notes) straight from `ClientNote`.
     static func encodeStored(_ id: Int64, _ uid: String?, _ c: ConversationKey, _ t: Int64, _ dir: MessageDirection, _ new: Bool,
                              into e: inout RecordEncoder, epoch: Int64) {
@@ -255,10 +254,10 @@ public enum ClientNoteRecord: Hashable, Sendable {
         e.string(name); e.wallMs(v, epoch: epoch)
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ClientNoteRecord? {
+    static func decode(kind: ClientNote.TraceKind, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ClientNoteRecord {
         switch kind {
-        case 64: return .state(from: try d.string(), to: try d.string(), reason: try d.string())
-        case 65:
+        case .state: return .state(from: try d.string(), to: try d.string(), reason: try d.string())
+        case .stored:
             let id = try d.varint()
             let uid = try d.optionalUID()
             let c = try d.conversation()
@@ -268,22 +267,21 @@ public enum ClientNoteRecord: Hashable, Sendable {
             guard bits < 4 else { throw d.invalid(at, "stored flags", "\(bits)") }
             return .stored(messageId: id, messageUId: uid, conversation: c, sentTime: t,
                            direction: bits & 1 != 0 ? .receive : .send, isNew: bits & 2 != 0)
-        case 66: return .skipped(messageUId: try d.optionalUID(), conversation: try d.conversation(), reason: try d.string())
-        case 67: return .cursor(name: try d.string(), value: try d.wallMs(epoch: epoch))
-        case 68: return .reconnectScheduled(attempt: try d.int(), delay: try d.duration())
-        case 69: return .requestTimedOut(messageId: try d.uint16(), what: try d.string())
-        case 70: return .chatroomState(roomId: try d.string(), joined: try d.bool())
-        case 71:
+        case .skipped: return .skipped(messageUId: try d.optionalUID(), conversation: try d.conversation(), reason: try d.string())
+        case .cursor: return .cursor(name: try d.string(), value: try d.wallMs(epoch: epoch))
+        case .reconnectScheduled: return .reconnectScheduled(attempt: try d.int(), delay: try d.duration())
+        case .requestTimedOut: return .requestTimedOut(messageId: try d.uint16(), what: try d.string())
+        case .chatroomState: return .chatroomState(roomId: try d.string(), joined: try d.bool())
+        case .changed:
             let conv = try d.optionalConversation()
             let n = try d.count("messageId count")
             var ids: [Int64] = []
             for _ in 0..<n { ids.append(try d.varint()) }
             return .changed(conversation: conv, messageIds: ids, what: try d.utf8())
-        case 72: return .storeError(operation: try d.string(), message: try d.utf8())
-        case 73: return .ignored(input: try d.utf8(), reason: try d.utf8())
-        case 74: return .syncState(from: try d.string(), to: try d.string(), reason: try d.string())
-        case 75: return .incompleteBody(try d.incompleteBody())
-        default: return nil
+        case .storeError: return .storeError(operation: try d.string(), message: try d.utf8())
+        case .ignored: return .ignored(input: try d.utf8(), reason: try d.utf8())
+        case .syncState: return .syncState(from: try d.string(), to: try d.string(), reason: try d.string())
+        case .incompleteBody: return .incompleteBody(try d.incompleteBody())
         }
     }
 }

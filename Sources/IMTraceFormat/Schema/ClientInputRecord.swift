@@ -36,36 +36,38 @@ public enum ClientInputRecord: Hashable, Sendable {
     /// the input that sees it).
     case wallClock(offsetMs: Int64)
 
-    public var kind: UInt16 {
+    public var kind: UInt16 { inputKind.rawValue }
+
+    public var inputKind: ClientInput.TraceKind {
         switch self {
-        case .connect: 128
-        case .disconnect: 129
-        case .logout: 130
-        case .send: 131
-        case .resend: 132
-        case .recall: 133
-        case .sendReadReceipt: 134
-        case .clearUnread: 135
-        case .joinChatroom: 136
-        case .joinExistChatroom: 137
-        case .quitChatroom: 138
-        case .setChatroomKV: 139
-        case .removeChatroomKV: 140
-        case .getChatroomKV: 141
-        case .getHistory: 142
-        case .getRemoteHistory: 143
-        case .getRemoteHistoryAfter: 144
-        case .transportOpened: 20
-        case .transportBytes: Self.transportBytesKind
-        case .transportClosed: 22
-        case .timerFired: 23
-        case .lifecycle: 24
-        case .networkChanged: 25
-        case .wallClock: 31
+        case .connect: .connect
+        case .disconnect: .disconnect
+        case .logout: .logout
+        case .send: .send
+        case .resend: .resend
+        case .recall: .recall
+        case .sendReadReceipt: .sendReadReceipt
+        case .clearUnread: .clearUnread
+        case .joinChatroom: .joinChatroom
+        case .joinExistChatroom: .joinExistChatroom
+        case .quitChatroom: .quitChatroom
+        case .setChatroomKV: .setChatroomKV
+        case .removeChatroomKV: .removeChatroomKV
+        case .getChatroomKV: .getChatroomKV
+        case .getHistory: .getHistory
+        case .getRemoteHistory: .getRemoteHistory
+        case .getRemoteHistoryAfter: .getRemoteHistoryAfter
+        case .transportOpened: .transportOpened
+        case .transportBytes: .transportBytes
+        case .transportClosed: .transportClosed
+        case .timerFired: .timerFired
+        case .lifecycle: .lifecycle
+        case .networkChanged: .networkChanged
+        case .wallClock: .wallClock
         }
     }
 
-    public var isAPICall: Bool { kind >= 128 }
+    public var isAPICall: Bool { inputKind.isAPICall }
 
     public init(_ input: ClientInput, keepContent keep: Bool) {
         switch input {
@@ -104,8 +106,7 @@ public enum ClientInputRecord: Hashable, Sendable {
         }
     }
 
-    static let transportBytesKind: UInt16 = 21
-    /// Kind 21's fields (the recorder writes them without building the record).
+    /// `transportBytes`' fields (the recorder writes them without building the record).
     @inline(__always) static func encodeTransportBytes(_ b: TraceBytes, into e: inout RecordEncoder) { e.payload(b) }
 
     func encode(into e: inout RecordEncoder, epoch: Int64) {
@@ -132,39 +133,38 @@ public enum ClientInputRecord: Hashable, Sendable {
         }
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ClientInputRecord? {
+    static func decode(kind: ClientInput.TraceKind, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ClientInputRecord {
         switch kind {
-        case 128: return .connect(token: try d.content(), timeLimitSeconds: try d.int32())
-        case 129: return .disconnect
-        case 130: return .logout
-        case 131:
+        case .connect: return .connect(token: try d.content(), timeLimitSeconds: try d.int32())
+        case .disconnect: return .disconnect
+        case .logout: return .logout
+        case .send:
             return .send(conversation: try d.conversation(), objectName: try d.string(), content: try d.content(),
                          pushText: try d.optionalContent(), mentioned: try d.bool())
-        case 132: return .resend(messageId: try d.varint())
-        case 133: return .recall(messageId: try d.varint())
-        case 134: return .sendReadReceipt(conversation: try d.conversation(), lastMessageSentTime: try d.wallMs(epoch: epoch))
-        case 135: return .clearUnread(conversation: try d.conversation(), upToSentTime: try d.wallMs(epoch: epoch))
-        case 136: return .joinChatroom(roomId: try d.string(), messageCount: try d.int32())
-        case 137: return .joinExistChatroom(roomId: try d.string(), messageCount: try d.int32())
-        case 138: return .quitChatroom(roomId: try d.string())
-        case 139:
+        case .resend: return .resend(messageId: try d.varint())
+        case .recall: return .recall(messageId: try d.varint())
+        case .sendReadReceipt: return .sendReadReceipt(conversation: try d.conversation(), lastMessageSentTime: try d.wallMs(epoch: epoch))
+        case .clearUnread: return .clearUnread(conversation: try d.conversation(), upToSentTime: try d.wallMs(epoch: epoch))
+        case .joinChatroom: return .joinChatroom(roomId: try d.string(), messageCount: try d.int32())
+        case .joinExistChatroom: return .joinExistChatroom(roomId: try d.string(), messageCount: try d.int32())
+        case .quitChatroom: return .quitChatroom(roomId: try d.string())
+        case .setChatroomKV:
             return .setChatroomKV(roomId: try d.string(), key: try d.string(), value: try d.content(),
                                   autoDelete: try d.bool(), force: try d.bool())
-        case 140: return .removeChatroomKV(roomId: try d.string(), key: try d.string(), force: try d.bool())
-        case 141: return .getChatroomKV(roomId: try d.string())
-        case 142: return .getHistory(conversation: try d.conversation(), beforeMessageId: try d.varint(), count: try d.int32())
-        case 143:
+        case .removeChatroomKV: return .removeChatroomKV(roomId: try d.string(), key: try d.string(), force: try d.bool())
+        case .getChatroomKV: return .getChatroomKV(roomId: try d.string())
+        case .getHistory: return .getHistory(conversation: try d.conversation(), beforeMessageId: try d.varint(), count: try d.int32())
+        case .getRemoteHistory:
             return .getRemoteHistory(conversation: try d.conversation(), beforeTime: try d.wallMs(epoch: epoch), count: try d.int32())
-        case 144:
+        case .getRemoteHistoryAfter:
             return .getRemoteHistoryAfter(conversation: try d.conversation(), afterTime: try d.wallMs(epoch: epoch), count: try d.int32())
-        case 20: return .transportOpened
-        case 21: return .transportBytes(try d.payload())
-        case 22: return .transportClosed(try d.rawEnum(TransportCloseReason.self, "close reason"))
-        case 23: return .timerFired(try d.clientTimer())
-        case 24: return .lifecycle(try d.bool() ? .foreground : .background)
-        case 25: return .networkChanged(available: try d.bool())
-        case 31: return .wallClock(offsetMs: try d.varint())
-        default: return nil
+        case .transportOpened: return .transportOpened
+        case .transportBytes: return .transportBytes(try d.payload())
+        case .transportClosed: return .transportClosed(try d.rawEnum(TransportCloseReason.self, "close reason"))
+        case .timerFired: return .timerFired(try d.clientTimer())
+        case .lifecycle: return .lifecycle(try d.bool() ? .foreground : .background)
+        case .networkChanged: return .networkChanged(available: try d.bool())
+        case .wallClock: return .wallClock(offsetMs: try d.varint())
         }
     }
 }
@@ -179,13 +179,15 @@ public enum ClientEffectRecord: Hashable, Sendable {
     case setTimer(ClientTimer, after: SimDuration)
     case cancelTimer(ClientTimer)
 
-    public var kind: UInt16 {
+    public var kind: UInt16 { effectKind.rawValue }
+
+    public var effectKind: ClientEffect.TraceKind {
         switch self {
-        case .openConnection: 26
-        case .send: Self.sendKind
-        case .closeConnection: 28
-        case .setTimer: Self.setTimerKind
-        case .cancelTimer: Self.cancelTimerKind
+        case .openConnection: .openConnection
+        case .send: .send
+        case .closeConnection: .closeConnection
+        case .setTimer: .setTimer
+        case .cancelTimer: .cancelTimer
         }
     }
 
@@ -199,8 +201,7 @@ public enum ClientEffectRecord: Hashable, Sendable {
         }
     }
 
-    // The kinds and fields of the frequent records, shared with the recorder's direct path.
-    static let sendKind: UInt16 = 27, setTimerKind: UInt16 = 29, cancelTimerKind: UInt16 = 30
+    // The fields of the frequent records, shared with the recorder's direct path.
     @inline(__always) static func encodeSend(_ b: TraceBytes, _ frames: [OutgoingFrame], into e: inout RecordEncoder) {
         e.payload(b); e.clientFrames(frames)
     }
@@ -208,14 +209,13 @@ public enum ClientEffectRecord: Hashable, Sendable {
         e.clientTimer(t); e.duration(after)
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ClientEffectRecord? {
+    static func decode(kind: ClientEffect.TraceKind, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ClientEffectRecord {
         switch kind {
-        case 26: return .openConnection(try d.connection())
-        case 27: return .send(try d.payload(), frames: try d.clientFrames())
-        case 28: return .closeConnection
-        case 29: return .setTimer(try d.clientTimer(), after: try d.duration())
-        case 30: return .cancelTimer(try d.clientTimer())
-        default: return nil
+        case .openConnection: return .openConnection(try d.connection())
+        case .send: return .send(try d.payload(), frames: try d.clientFrames())
+        case .closeConnection: return .closeConnection
+        case .setTimer: return .setTimer(try d.clientTimer(), after: try d.duration())
+        case .cancelTimer: return .cancelTimer(try d.clientTimer())
         }
     }
 }

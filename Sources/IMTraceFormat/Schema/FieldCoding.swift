@@ -75,28 +75,21 @@ extension RecordEncoder {
         }
     }
 
+    /// A timer: its stable code (`ClientTimer.Code`), then its payload.
     mutating func clientTimer(_ t: ClientTimer) {
-        switch t {
-        case .connackTimeout: uvarint(UInt64(1))
-        case .heartbeat: uvarint(UInt64(2))
-        case .pingTimeout: uvarint(UInt64(3))
-        case .reconnect: uvarint(UInt64(4))
-        case .backgroundClose: uvarint(UInt64(5))
-        case .connectTimeLimit: uvarint(UInt64(6))
-        case .requestTimeout(let m): uvarint(UInt64(7)); uvarint(UInt64(m))
-        case .poll: uvarint(UInt64(8))
-        }
+        uvarint(UInt64(t.code.rawValue))
+        if case .requestTimeout(let m) = t { uvarint(UInt64(m)) }
     }
 
+    /// A timer: its stable code (`ServerTimer.Code`), then its payload.
     mutating func serverTimer(_ t: ServerTimer) {
+        uvarint(UInt64(t.code.rawValue))
         switch t {
-        case .sessionIdle(let c): uvarint(UInt64(1)); connection(c.raw)
-        case .queryAckRetry(let c, let m): uvarint(UInt64(2)); connection(c.raw); uvarint(UInt64(m))
-        case .connectDeadline(let c): uvarint(UInt64(3)); connection(c.raw)
-        case .chatroomAutoDestroy(let r): uvarint(UInt64(4)); string(r)
-        case .offlineExpiry: uvarint(UInt64(5))
-        case .chatroomBanEnds(let r, let u): uvarint(UInt64(6)); string(r); string(u)
-        case .chatroomMuteEnds(let r, let u): uvarint(UInt64(7)); string(r); string(u)
+        case .sessionIdle(let c), .connectDeadline(let c): connection(c.raw)
+        case .queryAckRetry(let c, let m): connection(c.raw); uvarint(UInt64(m))
+        case .chatroomAutoDestroy(let r): string(r)
+        case .offlineExpiry: break
+        case .chatroomBanEnds(let r, let u), .chatroomMuteEnds(let r, let u): string(r); string(u)
         }
     }
 
@@ -245,30 +238,32 @@ extension RecordDecoder {
 
     mutating func clientTimer() throws(RecordDecodeError) -> ClientTimer {
         let at = offset
-        switch try uvarint() {
-        case 1: return .connackTimeout
-        case 2: return .heartbeat
-        case 3: return .pingTimeout
-        case 4: return .reconnect
-        case 5: return .backgroundClose
-        case 6: return .connectTimeLimit
-        case 7: return .requestTimeout(messageId: try uint16())
-        case 8: return .poll
-        case let v: throw invalid(at, "client timer", "\(v)")
+        let v = try uvarint()
+        guard v <= UInt64(UInt8.max), let code = ClientTimer.Code(rawValue: UInt8(v)) else { throw invalid(at, "client timer", "\(v)") }
+        switch code {
+        case .connackTimeout: return .connackTimeout
+        case .heartbeat: return .heartbeat
+        case .pingTimeout: return .pingTimeout
+        case .reconnect: return .reconnect
+        case .backgroundClose: return .backgroundClose
+        case .connectTimeLimit: return .connectTimeLimit
+        case .requestTimeout: return .requestTimeout(messageId: try uint16())
+        case .poll: return .poll
         }
     }
 
     mutating func serverTimer() throws(RecordDecodeError) -> ServerTimer {
         let at = offset
-        switch try uvarint() {
-        case 1: return .sessionIdle(try connection())
-        case 2: return .queryAckRetry(try connection(), messageId: try uint16())
-        case 3: return .connectDeadline(try connection())
-        case 4: return .chatroomAutoDestroy(roomId: try string())
-        case 5: return .offlineExpiry
-        case 6: return .chatroomBanEnds(roomId: try string(), userId: try string())
-        case 7: return .chatroomMuteEnds(roomId: try string(), userId: try string())
-        case let v: throw invalid(at, "server timer", "\(v)")
+        let v = try uvarint()
+        guard v <= UInt64(UInt8.max), let code = ServerTimer.Code(rawValue: UInt8(v)) else { throw invalid(at, "server timer", "\(v)") }
+        switch code {
+        case .sessionIdle: return .sessionIdle(try connection())
+        case .queryAckRetry: return .queryAckRetry(try connection(), messageId: try uint16())
+        case .connectDeadline: return .connectDeadline(try connection())
+        case .chatroomAutoDestroy: return .chatroomAutoDestroy(roomId: try string())
+        case .offlineExpiry: return .offlineExpiry
+        case .chatroomBanEnds: return .chatroomBanEnds(roomId: try string(), userId: try string())
+        case .chatroomMuteEnds: return .chatroomMuteEnds(roomId: try string(), userId: try string())
         }
     }
 

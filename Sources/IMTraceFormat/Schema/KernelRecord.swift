@@ -25,31 +25,32 @@ public enum KernelRecord: Hashable, Sendable {
     case convergenceCheck
     case end
 
-    /// The record kind: `WorldEvent.kind`.
-    public var kind: UInt16 {
+    /// The record kind: `WorldEvent.kind` (`WorldEventKind`, in IMWorldValues).
+    public var kind: UInt16 { eventKind.rawValue }
+
+    public var eventKind: WorldEventKind {
         switch self {
-        case .appStart: 1
-        case .script: 2
-        case .deliver(_, _, let s): s ? Self.deliverUpKind : Self.deliverDownKind
-        case .connectArrive: 5
-        case .connectComplete: 6
-        case .closeNotice(_, _, let s, _): s ? 7 : 8
-        case .clientTimer: Self.clientTimerKind
-        case .serverTimer: 10
+        case .appStart: .appStart
+        case .script: .script
+        case .deliver(_, _, let s): s ? .deliverUp : .deliverDown
+        case .connectArrive: .connectArrive
+        case .connectComplete: .connectComplete
+        case .closeNotice(_, _, let s, _): s ? .closeUp : .closeDown
+        case .clientTimer: .clientTimer
+        case .serverTimer: .serverTimer
         // A room-wide workload event (a like burst) has no user (-1): its own kind, no user field.
-        case .workload(let u, _): u < 0 ? 32 : 11
-        case .faultStart: 12
-        case .faultEnd: 13
-        case .serverRestart: 14
-        case .heal: 15
-        case .convergenceCheck: 16
-        case .end: 17
-        case .network(_, let up): up ? 18 : 19
+        case .workload(let u, _): u < 0 ? .roomWorkload : .workload
+        case .faultStart: .faultStart
+        case .faultEnd: .faultEnd
+        case .serverRestart: .serverRestart
+        case .heal: .heal
+        case .convergenceCheck: .convergenceCheck
+        case .end: .end
+        case .network(_, let up): up ? .networkUp : .networkDown
         }
     }
 
-    // The kinds and fields of the frequent records, shared with the recorder's direct path.
-    static let deliverUpKind: UInt16 = 3, deliverDownKind: UInt16 = 4, clientTimerKind: UInt16 = 9
+    // The fields of the frequent records, shared with the recorder's direct path.
     @inline(__always) static func encodeLink(_ c: UInt64, _ d: Int, into e: inout RecordEncoder) {
         e.connection(c); e.device(d)
     }
@@ -75,35 +76,34 @@ public enum KernelRecord: Hashable, Sendable {
         }
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> KernelRecord? {
+    static func decode(kind: WorldEventKind, _ d: inout RecordDecoder) throws(RecordDecodeError) -> KernelRecord {
         switch kind {
-        case 1: return .appStart(device: try d.device())
-        case 2: return .script(step: try d.uvarintInt(), repeatIndex: try d.uvarintInt())
-        case 3, 4: return .deliver(try d.connection(), device: try d.device(), toServer: kind == 3)
-        case 5: return .connectArrive(try d.connection(), device: try d.device())
-        case 6: return .connectComplete(try d.connection(), device: try d.device())
-        case 7, 8:
-            return .closeNotice(try d.connection(), device: try d.device(), toServer: kind == 7,
+        case .appStart: return .appStart(device: try d.device())
+        case .script: return .script(step: try d.uvarintInt(), repeatIndex: try d.uvarintInt())
+        case .deliverUp, .deliverDown: return .deliver(try d.connection(), device: try d.device(), toServer: kind == .deliverUp)
+        case .connectArrive: return .connectArrive(try d.connection(), device: try d.device())
+        case .connectComplete: return .connectComplete(try d.connection(), device: try d.device())
+        case .closeUp, .closeDown:
+            return .closeNotice(try d.connection(), device: try d.device(), toServer: kind == .closeUp,
                                 reason: try d.rawEnum(TransportCloseReason.self, "close reason"))
-        case 9: return .clientTimer(device: try d.device(), try d.clientTimer())
-        case 10: return .serverTimer(try d.serverTimer())
-        case 11, 32:
-            let u = kind == 11 ? try d.uvarintInt() : -1
+        case .clientTimer: return .clientTimer(device: try d.device(), try d.clientTimer())
+        case .serverTimer: return .serverTimer(try d.serverTimer())
+        case .workload, .roomWorkload:
+            let u = kind == .workload ? try d.uvarintInt() : -1
             let at = d.offset
             let k = try d.uvarint()
             guard k <= 255, let kind = WorkloadKind(rawValue: UInt8(k)) else { throw d.invalid(at, "workload kind", "\(k)") }
             return .workload(user: u, kind: kind)
-        case 12, 13:
+        case .faultStart, .faultEnd:
             let k = try d.rawEnum(FaultKind.self, "fault kind")
             let dev = try d.varint()
             let device = dev >= 0 ? Int(dev) : nil
-            return kind == 12 ? .faultStart(k, device: device) : .faultEnd(k, device: device)
-        case 14: return .serverRestart
-        case 15: return .heal
-        case 16: return .convergenceCheck
-        case 17: return .end
-        case 18, 19: return .network(device: try d.device(), up: kind == 18)
-        default: return nil
+            return kind == .faultStart ? .faultStart(k, device: device) : .faultEnd(k, device: device)
+        case .serverRestart: return .serverRestart
+        case .heal: return .heal
+        case .convergenceCheck: return .convergenceCheck
+        case .end: return .end
+        case .networkUp, .networkDown: return .network(device: try d.device(), up: kind == .networkUp)
         }
     }
 }

@@ -30,31 +30,33 @@ public enum ServerEventRecord: Hashable, Sendable {
     case chatroomCreated(roomId: String, byUserId: String?)
     case incompleteBody(IncompleteBody)
 
-    public var kind: UInt16 {
+    public var kind: UInt16 { eventKind.rawValue }
+
+    public var eventKind: ServerEvent.TraceKind {
         switch self {
-        case .sessionOpened: 96
-        case .connectRejected: 97
-        case .sessionClosed: 98
-        case .kicked: 99
-        case .messageAccepted: 100
-        case .messageRejected: 101
-        case .duplicateSendAbsorbed: 102
-        case .fannedOut: Self.fannedOutKind
-        case .pulled: Self.pulledKind
-        case .offlineStored: 105
-        case .pushed: 106
-        case .dropped: 107
-        case .chatroomJoined: 108
-        case .chatroomLeft: 109
-        case .chatroomDestroyed: 110
-        case .chatroomKVChanged: 111
-        case .recalled: 112
-        case .restarted: 113
-        case .protocolError: 114
-        case .reconnectRefused: 115
-        case .queryRejected: 116
-        case .chatroomCreated: 117
-        case .incompleteBody: 118
+        case .sessionOpened: .sessionOpened
+        case .connectRejected: .connectRejected
+        case .sessionClosed: .sessionClosed
+        case .kicked: .kicked
+        case .messageAccepted: .messageAccepted
+        case .messageRejected: .messageRejected
+        case .duplicateSendAbsorbed: .duplicateSendAbsorbed
+        case .fannedOut: .fannedOut
+        case .pulled: .pulled
+        case .offlineStored: .offlineStored
+        case .pushed: .pushed
+        case .dropped: .dropped
+        case .chatroomJoined: .chatroomJoined
+        case .chatroomLeft: .chatroomLeft
+        case .chatroomDestroyed: .chatroomDestroyed
+        case .chatroomKVChanged: .chatroomKVChanged
+        case .recalled: .recalled
+        case .restarted: .restarted
+        case .protocolError: .protocolError
+        case .reconnectRefused: .reconnectRefused
+        case .queryRejected: .queryRejected
+        case .chatroomCreated: .chatroomCreated
+        case .incompleteBody: .incompleteBody
         }
     }
 
@@ -128,8 +130,6 @@ public enum ServerEventRecord: Hashable, Sendable {
         }
     }
 
-    static let fannedOutKind: UInt16 = 103, pulledKind: UInt16 = 104
-
     // The recorder writes these two (the most frequent server events) straight from `ServerEvent`.
     static func encodeFannedOut(_ uid: String, _ u: String, _ d: String, _ c: ConnectionID, _ via: DeliveryPath,
                                 into e: inout RecordEncoder) {
@@ -141,54 +141,53 @@ public enum ServerEventRecord: Hashable, Sendable {
         e.connection(c.raw); e.string(u); e.string(d); e.string(t); e.uids(uids); e.wallMs(st, epoch: epoch); e.bool(f)
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ServerEventRecord? {
+    static func decode(kind: ServerEvent.TraceKind, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> ServerEventRecord {
         switch kind {
-        case 96:
+        case .sessionOpened:
             return .sessionOpened(try d.connection(), userId: try d.string(), deviceId: try d.string(),
                                   platform: try d.rawEnum(Platform.self, "platform"), sessionId: try d.string())
-        case 97:
+        case .connectRejected:
             let c = try d.connection()
             let at = d.offset
             let v = try d.uvarint()
             guard v <= 255, let s = ConnackStatus(rawValue: UInt8(v)) else { throw d.invalid(at, "connack status", "\(v)") }
             return .connectRejected(c, status: s)
-        case 98:
+        case .sessionClosed:
             return .sessionClosed(try d.connection(), userId: try d.string(), deviceId: try d.string(),
                                   reason: try d.rawEnum(SessionCloseReason.self, "session close reason"))
-        case 99: return .kicked(victim: try d.connection(), userId: try d.string(), victimDeviceId: try d.string(), byDeviceId: try d.string())
-        case 100: return .messageAccepted(try d.accepted(epoch: epoch))
-        case 101:
+        case .kicked: return .kicked(victim: try d.connection(), userId: try d.string(), victimDeviceId: try d.string(), byDeviceId: try d.string())
+        case .messageAccepted: return .messageAccepted(try d.accepted(epoch: epoch))
+        case .messageRejected:
             return .messageRejected(try d.connection(), userId: try d.string(), conversation: try d.conversation(),
                                     clientUniqueId: try d.varint(), code: try d.int32())
-        case 102: return .duplicateSendAbsorbed(messageUId: try d.uid(), userId: try d.string(), clientUniqueId: try d.varint())
-        case 103:
+        case .duplicateSendAbsorbed: return .duplicateSendAbsorbed(messageUId: try d.uid(), userId: try d.string(), clientUniqueId: try d.varint())
+        case .fannedOut:
             return .fannedOut(messageUId: try d.uid(), userId: try d.string(), deviceId: try d.string(), try d.connection(),
                               via: try d.rawEnum(DeliveryPath.self, "delivery path"))
-        case 104:
+        case .pulled:
             return .pulled(try d.connection(), userId: try d.string(), deviceId: try d.string(), topic: try d.string(),
                            messageUIds: try d.uids(), syncTime: try d.wallMs(epoch: epoch), finished: try d.bool())
-        case 105: return .offlineStored(messageUId: try d.uid(), userId: try d.string())
-        case 106: return .pushed(messageUId: try d.uid(), userId: try d.string())
-        case 107:
+        case .offlineStored: return .offlineStored(messageUId: try d.uid(), userId: try d.string())
+        case .pushed: return .pushed(messageUId: try d.uid(), userId: try d.string())
+        case .dropped:
             return .dropped(messageUId: try d.optionalUID(), conversation: try d.conversation(), userId: try d.optionalString(),
                             reason: try d.rawEnum(DropReason.self, "drop reason"))
-        case 108: return .chatroomJoined(roomId: try d.string(), userId: try d.string(), deviceId: try d.string())
-        case 109:
+        case .chatroomJoined: return .chatroomJoined(roomId: try d.string(), userId: try d.string(), deviceId: try d.string())
+        case .chatroomLeft:
             return .chatroomLeft(roomId: try d.string(), userId: try d.string(),
                                  reason: try d.rawEnum(ChatroomLeaveReason.self, "chatroom leave reason"))
-        case 110: return .chatroomDestroyed(roomId: try d.string(), reason: try d.string())
-        case 111: return .chatroomKVChanged(roomId: try d.string(), key: try d.string(), userId: try d.string(), deleted: try d.bool())
-        case 112: return .recalled(messageUId: try d.uid(), byUserId: try d.string())
-        case 113: return .restarted(keptPersistentState: try d.bool())
-        case 114: return .protocolError(try d.connection(), description: try d.utf8())
-        case 115:
+        case .chatroomDestroyed: return .chatroomDestroyed(roomId: try d.string(), reason: try d.string())
+        case .chatroomKVChanged: return .chatroomKVChanged(roomId: try d.string(), key: try d.string(), userId: try d.string(), deleted: try d.bool())
+        case .recalled: return .recalled(messageUId: try d.uid(), byUserId: try d.string())
+        case .restarted: return .restarted(keptPersistentState: try d.bool())
+        case .protocolError: return .protocolError(try d.connection(), description: try d.utf8())
+        case .reconnectRefused:
             return .reconnectRefused(try d.connection(), userId: try d.string(), deviceId: try d.string(), activeDeviceId: try d.string())
-        case 116:
+        case .queryRejected:
             return .queryRejected(try d.connection(), userId: try d.string(), topic: try d.string(), targetId: try d.string(),
                                   code: try d.int32())
-        case 117: return .chatroomCreated(roomId: try d.string(), byUserId: try d.optionalString())
-        case 118: return .incompleteBody(try d.incompleteBody())
-        default: return nil
+        case .chatroomCreated: return .chatroomCreated(roomId: try d.string(), byUserId: try d.optionalString())
+        case .incompleteBody: return .incompleteBody(try d.incompleteBody())
         }
     }
 }

@@ -23,32 +23,33 @@ public enum ServerInputRecord: Hashable, Sendable {
     case broadcast(objectName: String, content: TraceContent)
     case setChatroomMessageWhitelist(objectNames: [String])
 
-    public var kind: UInt16 {
+    public var kind: UInt16 { inputKind.rawValue }
+
+    public var inputKind: ServerInput.TraceKind {
         switch self {
-        case .connectionAccepted: 80
-        case .bytes: Self.bytesKind
-        case .connectionClosed: 82
-        case .timerFired: 83
-        case .createChatroom: 160
-        case .destroyChatroom: 161
-        case .keepAliveChatroom: 162
-        case .banChatroomUser: 163
-        case .muteChatroomUser: 164
-        case .setChatroomUserWhitelist: 165
-        case .muteGroupUser: 166
-        case .addGroupMembers: 167
-        case .removeGroupMembers: 168
-        case .blockUser: 169
-        case .sendSystemMessage: 170
-        case .broadcast: 171
-        case .setChatroomMessageWhitelist: 172
+        case .connectionAccepted: .connectionAccepted
+        case .bytes: .bytes
+        case .connectionClosed: .connectionClosed
+        case .timerFired: .timerFired
+        case .createChatroom: .createChatroom
+        case .destroyChatroom: .destroyChatroom
+        case .keepAliveChatroom: .keepAliveChatroom
+        case .banChatroomUser: .banChatroomUser
+        case .muteChatroomUser: .muteChatroomUser
+        case .setChatroomUserWhitelist: .setChatroomUserWhitelist
+        case .muteGroupUser: .muteGroupUser
+        case .addGroupMembers: .addGroupMembers
+        case .removeGroupMembers: .removeGroupMembers
+        case .blockUser: .blockUser
+        case .sendSystemMessage: .sendSystemMessage
+        case .broadcast: .broadcast
+        case .setChatroomMessageWhitelist: .setChatroomMessageWhitelist
         }
     }
 
-    public var isAPICall: Bool { kind >= 160 }
+    public var isAPICall: Bool { inputKind.isAPICall }
 
-    static let bytesKind: UInt16 = 81
-    /// Kind 81's fields (the recorder writes them without building the record).
+    /// `bytes`' fields (the recorder writes them without building the record).
     @inline(__always) static func encodeBytes(_ c: ConnectionID, _ b: TraceBytes, into e: inout RecordEncoder) {
         e.connection(c.raw); e.payload(b)
     }
@@ -100,26 +101,25 @@ public enum ServerInputRecord: Hashable, Sendable {
         }
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ServerInputRecord? {
+    static func decode(kind: ServerInput.TraceKind, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ServerInputRecord {
         switch kind {
-        case 80: return .connectionAccepted(try d.connection())
-        case 81: return .bytes(try d.connection(), try d.payload())
-        case 82: return .connectionClosed(try d.connection(), try d.rawEnum(TransportCloseReason.self, "close reason"))
-        case 83: return .timerFired(try d.serverTimer())
-        case 160: return .createChatroom(roomId: try d.string())
-        case 161: return .destroyChatroom(roomId: try d.string())
-        case 162: return .keepAliveChatroom(roomId: try d.string(), enabled: try d.bool())
-        case 163: return .banChatroomUser(roomId: try d.string(), userId: try d.string(), durationMs: try d.varint())
-        case 164: return .muteChatroomUser(roomId: try d.string(), userId: try d.string(), durationMs: try d.varint())
-        case 165: return .setChatroomUserWhitelist(roomId: try d.string(), userIds: try d.strings())
-        case 166: return .muteGroupUser(groupId: try d.string(), userId: try d.string(), muted: try d.bool())
-        case 167: return .addGroupMembers(groupId: try d.string(), userIds: try d.strings())
-        case 168: return .removeGroupMembers(groupId: try d.string(), userIds: try d.strings())
-        case 169: return .blockUser(userId: try d.string(), blocked: try d.bool())
-        case 170: return .sendSystemMessage(toUserId: try d.string(), objectName: try d.string(), content: try d.content())
-        case 171: return .broadcast(objectName: try d.string(), content: try d.content())
-        case 172: return .setChatroomMessageWhitelist(objectNames: try d.strings())
-        default: return nil
+        case .connectionAccepted: return .connectionAccepted(try d.connection())
+        case .bytes: return .bytes(try d.connection(), try d.payload())
+        case .connectionClosed: return .connectionClosed(try d.connection(), try d.rawEnum(TransportCloseReason.self, "close reason"))
+        case .timerFired: return .timerFired(try d.serverTimer())
+        case .createChatroom: return .createChatroom(roomId: try d.string())
+        case .destroyChatroom: return .destroyChatroom(roomId: try d.string())
+        case .keepAliveChatroom: return .keepAliveChatroom(roomId: try d.string(), enabled: try d.bool())
+        case .banChatroomUser: return .banChatroomUser(roomId: try d.string(), userId: try d.string(), durationMs: try d.varint())
+        case .muteChatroomUser: return .muteChatroomUser(roomId: try d.string(), userId: try d.string(), durationMs: try d.varint())
+        case .setChatroomUserWhitelist: return .setChatroomUserWhitelist(roomId: try d.string(), userIds: try d.strings())
+        case .muteGroupUser: return .muteGroupUser(groupId: try d.string(), userId: try d.string(), muted: try d.bool())
+        case .addGroupMembers: return .addGroupMembers(groupId: try d.string(), userIds: try d.strings())
+        case .removeGroupMembers: return .removeGroupMembers(groupId: try d.string(), userIds: try d.strings())
+        case .blockUser: return .blockUser(userId: try d.string(), blocked: try d.bool())
+        case .sendSystemMessage: return .sendSystemMessage(toUserId: try d.string(), objectName: try d.string(), content: try d.content())
+        case .broadcast: return .broadcast(objectName: try d.string(), content: try d.content())
+        case .setChatroomMessageWhitelist: return .setChatroomMessageWhitelist(objectNames: try d.strings())
         }
     }
 }
@@ -131,12 +131,14 @@ public enum ServerEffectRecord: Hashable, Sendable {
     case setTimer(ServerTimer, after: SimDuration)
     case cancelTimer(ServerTimer)
 
-    public var kind: UInt16 {
+    public var kind: UInt16 { effectKind.rawValue }
+
+    public var effectKind: ServerEffect.TraceKind {
         switch self {
-        case .send: Self.sendKind
-        case .close: 85
-        case .setTimer: Self.setTimerKind
-        case .cancelTimer: Self.cancelTimerKind
+        case .send: .send
+        case .close: .close
+        case .setTimer: .setTimer
+        case .cancelTimer: .cancelTimer
         }
     }
 
@@ -149,8 +151,7 @@ public enum ServerEffectRecord: Hashable, Sendable {
         }
     }
 
-    // The kinds and fields of the frequent records, shared with the recorder's direct path.
-    static let sendKind: UInt16 = 84, setTimerKind: UInt16 = 86, cancelTimerKind: UInt16 = 87
+    // The fields of the frequent records, shared with the recorder's direct path.
     @inline(__always) static func encodeSend(_ c: ConnectionID, _ b: TraceBytes, _ f: [FrameSummary], into e: inout RecordEncoder) {
         e.connection(c.raw); e.payload(b); e.serverFrames(f)
     }
@@ -158,13 +159,12 @@ public enum ServerEffectRecord: Hashable, Sendable {
         e.serverTimer(t); e.duration(after)
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ServerEffectRecord? {
+    static func decode(kind: ServerEffect.TraceKind, _ d: inout RecordDecoder) throws(RecordDecodeError) -> ServerEffectRecord {
         switch kind {
-        case 84: return .send(try d.connection(), try d.payload(), frames: try d.serverFrames())
-        case 85: return .close(try d.connection())
-        case 86: return .setTimer(try d.serverTimer(), after: try d.duration())
-        case 87: return .cancelTimer(try d.serverTimer())
-        default: return nil
+        case .send: return .send(try d.connection(), try d.payload(), frames: try d.serverFrames())
+        case .close: return .close(try d.connection())
+        case .setTimer: return .setTimer(try d.serverTimer(), after: try d.duration())
+        case .cancelTimer: return .cancelTimer(try d.serverTimer())
         }
     }
 }

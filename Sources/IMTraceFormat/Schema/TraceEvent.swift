@@ -53,7 +53,7 @@ public enum TraceEvent: Equatable, Sendable {
         case .clientNote(_, let r): (r.kind, .outcomes)
         case .serverEvent(let r): (r.kind, .outcomes)
         case .clientInput(_, let r):
-            (r.kind, r.isAPICall || r.kind == 31 ? .outcomes : .full)
+            (r.kind, r.isAPICall || r.inputKind == .wallClock ? .outcomes : .full)
         case .serverInput(let r): (r.kind, r.isAPICall ? .outcomes : .full)
         case .clientEffect(_, let r): (r.kind, .full)
         case .serverEffect(let r): (r.kind, .full)
@@ -65,7 +65,7 @@ public enum TraceEvent: Equatable, Sendable {
         switch self {
         case .kernel, .world, .meta, .unknown: .events
         case .callback, .clientNote, .serverEvent: .outcomes
-        case .clientInput(_, let r): r.isAPICall || r.kind == 31 ? .outcomes : .full
+        case .clientInput(_, let r): r.isAPICall || r.inputKind == .wallClock ? .outcomes : .full
         case .serverInput(let r): r.isAPICall ? .outcomes : .full
         case .clientEffect, .serverEffect: .full
         }
@@ -122,35 +122,31 @@ public enum TraceEvent: Equatable, Sendable {
     }
 
     static func decodeBody(kind k: UInt16, _ d: inout RecordDecoder, epoch: Int64) throws(RecordDecodeError) -> TraceEvent {
-        let start = d.mark()
-        switch k {
-        case 1...19, 32:
-            if let r = try KernelRecord.decode(kind: k, &d) { return .kernel(r) }
-        case 20...25, 31, 128...144:
+        // A family's kinds are the stable codes declared next to its core type (`WorldEventKind`,
+        // `ClientInput.TraceKind`, …); device-scoped bodies start with the device index.
+        if let kind = WorldEventKind(rawValue: k) { return .kernel(try KernelRecord.decode(kind: kind, &d)) }
+        if let kind = ClientInput.TraceKind(rawValue: k) {
             let dev = try d.device()
-            if let r = try ClientInputRecord.decode(kind: k, &d, epoch: epoch) { return .clientInput(device: dev, r) }
-        case 26...30:
-            let dev = try d.device()
-            if let r = try ClientEffectRecord.decode(kind: k, &d) { return .clientEffect(device: dev, r) }
-        case 40...62:
-            let dev = try d.device()
-            if let r = try CallbackRecord.decode(kind: k, &d, epoch: epoch) { return .callback(device: dev, r) }
-        case 64...75:
-            let dev = try d.device()
-            if let r = try ClientNoteRecord.decode(kind: k, &d, epoch: epoch) { return .clientNote(device: dev, r) }
-        case 80...83, 160...172:
-            if let r = try ServerInputRecord.decode(kind: k, &d) { return .serverInput(r) }
-        case 84...87:
-            if let r = try ServerEffectRecord.decode(kind: k, &d) { return .serverEffect(r) }
-        case 96...118:
-            if let r = try ServerEventRecord.decode(kind: k, &d, epoch: epoch) { return .serverEvent(r) }
-        case 176...187:
-            if let r = try WorldNoteRecord.decode(kind: k, &d) { return .world(r) }
-        case 192...196:
-            if let r = try MetaRecord.decode(kind: k, &d) { return .meta(r) }
-        default:
-            break
+            return .clientInput(device: dev, try ClientInputRecord.decode(kind: kind, &d, epoch: epoch))
         }
+        if let kind = ClientEffect.TraceKind(rawValue: k) {
+            let dev = try d.device()
+            return .clientEffect(device: dev, try ClientEffectRecord.decode(kind: kind, &d))
+        }
+        if let kind = AppCallback.TraceKind(rawValue: k) {
+            let dev = try d.device()
+            return .callback(device: dev, try CallbackRecord.decode(kind: kind, &d, epoch: epoch))
+        }
+        if let kind = ClientNote.TraceKind(rawValue: k) {
+            let dev = try d.device()
+            return .clientNote(device: dev, try ClientNoteRecord.decode(kind: kind, &d, epoch: epoch))
+        }
+        if let kind = ServerInput.TraceKind(rawValue: k) { return .serverInput(try ServerInputRecord.decode(kind: kind, &d)) }
+        if let kind = ServerEffect.TraceKind(rawValue: k) { return .serverEffect(try ServerEffectRecord.decode(kind: kind, &d)) }
+        if let kind = ServerEvent.TraceKind(rawValue: k) { return .serverEvent(try ServerEventRecord.decode(kind: kind, &d, epoch: epoch)) }
+        if let kind = WorldNoteKind(rawValue: k) { return .world(try WorldNoteRecord.decode(kind: kind, &d)) }
+        let start = d.mark()
+        if let r = try MetaRecord.decode(kind: k, &d) { return .meta(r) }
         d.rewind(to: start)
         return .unknown(kind: k, body: Array(d.rest()))
     }

@@ -17,20 +17,22 @@ public enum WorldNoteRecord: Hashable, Sendable {
     case phase(RunPhase)
     case script(step: Int, action: String)
 
-    public var kind: UInt16 {
+    public var kind: UInt16 { noteKind.rawValue }
+
+    public var noteKind: WorldNoteKind {
         switch self {
-        case .connectionOpened: 176
-        case .connectionRefused: 177
-        case .connectTimedOut: 178
-        case .bytesLost: 179
-        case .fault: 180
-        case .lifecycle: 181
-        case .network: 182
-        case .clockStep: 183
-        case .serverDown: 184
-        case .serverUp: 185
-        case .phase: 186
-        case .script: 187
+        case .connectionOpened: .connectionOpened
+        case .connectionRefused: .connectionRefused
+        case .connectTimedOut: .connectTimedOut
+        case .bytesLost: .bytesLost
+        case .fault: .fault
+        case .lifecycle: .lifecycle
+        case .network: .network
+        case .clockStep: .clockStep
+        case .serverDown: .serverDown
+        case .serverUp: .serverUp
+        case .phase: .phase
+        case .script: .script
         }
     }
 
@@ -49,24 +51,23 @@ public enum WorldNoteRecord: Hashable, Sendable {
         }
     }
 
-    static func decode(kind: UInt16, _ d: inout RecordDecoder) throws(RecordDecodeError) -> WorldNoteRecord? {
+    static func decode(kind: WorldNoteKind, _ d: inout RecordDecoder) throws(RecordDecodeError) -> WorldNoteRecord {
         switch kind {
-        case 176: return .connectionOpened(try d.connection(), device: try d.device())
-        case 177: return .connectionRefused(try d.connection(), device: try d.device())
-        case 178: return .connectTimedOut(try d.connection(), device: try d.device())
-        case 179: return .bytesLost(try d.connection(), toServer: try d.bool(), count: try d.uvarintInt())
-        case 180:
+        case .connectionOpened: return .connectionOpened(try d.connection(), device: try d.device())
+        case .connectionRefused: return .connectionRefused(try d.connection(), device: try d.device())
+        case .connectTimedOut: return .connectTimedOut(try d.connection(), device: try d.device())
+        case .bytesLost: return .bytesLost(try d.connection(), toServer: try d.bool(), count: try d.uvarintInt())
+        case .fault:
             let k = try d.rawEnum(FaultKind.self, "fault kind")
             let dev = try d.varint()
             return .fault(k, device: dev >= 0 ? Int(dev) : nil, started: try d.bool(), detail: try d.utf8())
-        case 181: return .lifecycle(device: try d.device(), try d.rawEnum(LifecycleChange.self, "lifecycle"))
-        case 182: return .network(device: try d.device(), up: try d.bool())
-        case 183: return .clockStep(device: try d.device(), byMs: try d.varint())
-        case 184: return .serverDown
-        case 185: return .serverUp
-        case 186: return .phase(try d.rawEnum(RunPhase.self, "phase"))
-        case 187: return .script(step: try d.uvarintInt(), action: try d.utf8())
-        default: return nil
+        case .lifecycle: return .lifecycle(device: try d.device(), try d.rawEnum(LifecycleChange.self, "lifecycle"))
+        case .network: return .network(device: try d.device(), up: try d.bool())
+        case .clockStep: return .clockStep(device: try d.device(), byMs: try d.varint())
+        case .serverDown: return .serverDown
+        case .serverUp: return .serverUp
+        case .phase: return .phase(try d.rawEnum(RunPhase.self, "phase"))
+        case .script: return .script(step: try d.uvarintInt(), action: try d.utf8())
         }
     }
 }

@@ -1,3 +1,7 @@
+import IMClient
+import IMServer
+import IMWorldValues
+
 /// Names of record kinds, as shown by `imsim trace show` and matched by `--kind`.
 ///
 /// Names are `category.name` (`ev.deliver.up`, `cb.received`, `srv.fannedOut`); a `--kind`
@@ -10,45 +14,42 @@ public enum TraceKinds {
         ("srv", "server inputs, effects and events"), ("meta", "checkpoints, devices, violations, ledger, run end"),
     ]
 
+    // The numbers are the stable codes declared next to each core type; only the names live here.
     static let table: [UInt16: String] = {
         var t: [UInt16: String] = [:]
-        let kernel = ["appStart", "script", "deliver.up", "deliver.down", "connectArrive", "connectComplete", "close.up",
-                      "close.down", "clientTimer", "serverTimer", "workload", "faultStart", "faultEnd", "serverRestart",
-                      "heal", "convergenceCheck", "end", "network.up", "network.down"]
-        for (i, n) in kernel.enumerated() { t[UInt16(1 + i)] = "ev." + n }
-        t[32] = "ev.workload.room"
-        for (k, n) in [(20, "opened"), (21, "bytes"), (22, "closed"), (23, "timer"), (24, "lifecycle"), (25, "network"), (31, "clock")] {
-            t[UInt16(k)] = "in." + n
+        func name<K: RawRepresentable & CaseIterable>(_: K.Type, _ prefix: String, _ names: [String]) where K.RawValue == UInt16 {
+            precondition(K.allCases.count == names.count, "a name for each \(K.self)")
+            for (k, n) in zip(K.allCases, names) { t[k.rawValue] = prefix + n }
         }
-        for (k, n) in [(26, "open"), (27, "send"), (28, "close"), (29, "setTimer"), (30, "cancelTimer")] { t[UInt16(k)] = "out." + n }
-        let callbacks = ["connectionStatus", "dbOpened", "connected", "connectError", "messageInserted", "sendResult", "received",
-                         "recalled", "readReceipt", "syncReadStatus", "chatroomJoined", "chatroomJoinFailed", "chatroomQuit",
-                         "chatroomKicked", "chatroomDestroyed", "chatroomKVSynced", "chatroomKVUpdated", "chatroomKVRemoved",
-                         "chatroomKVResult", "chatroomKV", "history", "remoteHistory", "recallResult"]
-        for (i, n) in callbacks.enumerated() { t[UInt16(40 + i)] = "cb." + n }
-        let notes = ["state", "stored", "skipped", "cursor", "reconnectScheduled", "requestTimedOut", "chatroomState", "changed",
-                     "storeError", "ignored", "syncState", "incompleteBody"]
-        for (i, n) in notes.enumerated() { t[UInt16(64 + i)] = "client." + n }
-        for (k, n) in [(80, "in.accepted"), (81, "in.bytes"), (82, "in.closed"), (83, "in.timer"),
-                       (84, "out.send"), (85, "out.close"), (86, "out.setTimer"), (87, "out.cancelTimer")] {
-            t[UInt16(k)] = "srv." + n
-        }
-        let events = ["sessionOpened", "connectRejected", "sessionClosed", "kicked", "accepted", "rejected", "duplicateAbsorbed",
-                      "fannedOut", "pulled", "offlineStored", "pushed", "dropped", "chatroomJoined", "chatroomLeft",
-                      "chatroomDestroyed", "kvChanged", "recalled", "restarted", "protocolError", "reconnectRefused", "queryRejected",
-                      "chatroomCreated", "incompleteBody"]
-        for (i, n) in events.enumerated() { t[UInt16(96 + i)] = "srv." + n }
-        let api = ["connect", "disconnect", "logout", "send", "resend", "recall", "sendReadReceipt", "clearUnread", "joinChatroom",
-                   "joinExistChatroom", "quitChatroom", "setChatroomKV", "removeChatroomKV", "getChatroomKV", "getHistory",
-                   "getRemoteHistory", "getRemoteHistoryAfter"]
-        for (i, n) in api.enumerated() { t[UInt16(128 + i)] = "api." + n }
-        let srvAPI = ["createChatroom", "destroyChatroom", "keepAliveChatroom", "banChatroomUser", "muteChatroomUser",
-                      "setChatroomUserWhitelist", "muteGroupUser", "addGroupMembers", "removeGroupMembers", "blockUser",
-                      "sendSystemMessage", "broadcast", "setChatroomMessageWhitelist"]
-        for (i, n) in srvAPI.enumerated() { t[UInt16(160 + i)] = "srv.api." + n }
-        let world = ["connectionOpened", "connectionRefused", "connectTimedOut", "bytesLost", "fault", "lifecycle", "network",
-                     "clockStep", "serverDown", "serverUp", "phase", "script"]
-        for (i, n) in world.enumerated() { t[UInt16(176 + i)] = "world." + n }
+        name(WorldEventKind.self, "ev.", ["appStart", "script", "deliver.up", "deliver.down", "connectArrive", "connectComplete",
+                                         "close.up", "close.down", "clientTimer", "serverTimer", "workload", "faultStart", "faultEnd",
+                                         "serverRestart", "heal", "convergenceCheck", "end", "network.up", "network.down",
+                                         "workload.room"])
+        name(ClientInput.TraceKind.self, "", ["in.opened", "in.bytes", "in.closed", "in.timer", "in.lifecycle", "in.network", "in.clock"]
+             + ["connect", "disconnect", "logout", "send", "resend", "recall", "sendReadReceipt", "clearUnread", "joinChatroom",
+                "joinExistChatroom", "quitChatroom", "setChatroomKV", "removeChatroomKV", "getChatroomKV", "getHistory",
+                "getRemoteHistory", "getRemoteHistoryAfter"].map { "api." + $0 })
+        name(ClientEffect.TraceKind.self, "out.", ["open", "send", "close", "setTimer", "cancelTimer"])
+        name(AppCallback.TraceKind.self, "cb.", ["connectionStatus", "dbOpened", "connected", "connectError", "messageInserted",
+                                                "sendResult", "received", "recalled", "readReceipt", "syncReadStatus", "chatroomJoined",
+                                                "chatroomJoinFailed", "chatroomQuit", "chatroomKicked", "chatroomDestroyed",
+                                                "chatroomKVSynced", "chatroomKVUpdated", "chatroomKVRemoved", "chatroomKVResult",
+                                                "chatroomKV", "history", "remoteHistory", "recallResult"])
+        name(ClientNote.TraceKind.self, "client.", ["state", "stored", "skipped", "cursor", "reconnectScheduled", "requestTimedOut",
+                                                   "chatroomState", "changed", "storeError", "ignored", "syncState", "incompleteBody"])
+        name(ServerInput.TraceKind.self, "srv.", ["in.accepted", "in.bytes", "in.closed", "in.timer"]
+             + ["createChatroom", "destroyChatroom", "keepAliveChatroom", "banChatroomUser", "muteChatroomUser",
+                "setChatroomUserWhitelist", "muteGroupUser", "addGroupMembers", "removeGroupMembers", "blockUser",
+                "sendSystemMessage", "broadcast", "setChatroomMessageWhitelist"].map { "api." + $0 })
+        name(ServerEffect.TraceKind.self, "srv.out.", ["send", "close", "setTimer", "cancelTimer"])
+        name(ServerEvent.TraceKind.self, "srv.", ["sessionOpened", "connectRejected", "sessionClosed", "kicked", "accepted", "rejected",
+                                                 "duplicateAbsorbed", "fannedOut", "pulled", "offlineStored", "pushed", "dropped",
+                                                 "chatroomJoined", "chatroomLeft", "chatroomDestroyed", "kvChanged", "recalled",
+                                                 "restarted", "protocolError", "reconnectRefused", "queryRejected", "chatroomCreated",
+                                                 "incompleteBody"])
+        name(WorldNoteKind.self, "world.", ["connectionOpened", "connectionRefused", "connectTimedOut", "bytesLost", "fault",
+                                           "lifecycle", "network", "clockStep", "serverDown", "serverUp", "phase", "script"])
+        // Meta records are the trace's own (no core type): their kinds live in `MetaRecord`.
         for (k, n) in [(192, "checkpoint"), (193, "device"), (194, "violation"), (195, "ledger"), (196, "runEnd")] {
             t[UInt16(k)] = "meta." + n
         }

@@ -35,24 +35,28 @@ public enum WorldEvent: SimPayload, Sendable {
     /// The active phase (or the liveness deadline) ends.
     case end
 
-    public var kind: UInt16 {
+    /// The event's kind, folded into the digest (the trace's kernel record kinds are the same
+    /// codes, `WorldEventKind`).
+    public var kind: UInt16 { eventKind.rawValue }
+
+    public var eventKind: WorldEventKind {
         switch self {
-        case .appStart: 1
-        case .script: 2
-        case .deliver(_, let s): s ? 3 : 4
-        case .connectArrive: 5
-        case .connectComplete: 6
-        case .closeNotice(_, let s, _): s ? 7 : 8
-        case .clientTimer: 9
-        case .serverTimer: 10
-        case .workload: 11
-        case .faultStart: 12
-        case .faultEnd: 13
-        case .serverRestart: 14
-        case .heal: 15
-        case .convergenceCheck: 16
-        case .end: 17
-        case .network(_, let up): up ? 18 : 19
+        case .appStart: .appStart
+        case .script: .script
+        case .deliver(_, let s): s ? .deliverUp : .deliverDown
+        case .connectArrive: .connectArrive
+        case .connectComplete: .connectComplete
+        case .closeNotice(_, let s, _): s ? .closeUp : .closeDown
+        case .clientTimer: .clientTimer
+        case .serverTimer: .serverTimer
+        case .workload: .workload
+        case .faultStart: .faultStart
+        case .faultEnd: .faultEnd
+        case .serverRestart: .serverRestart
+        case .heal: .heal
+        case .convergenceCheck: .convergenceCheck
+        case .end: .end
+        case .network(_, let up): up ? .networkUp : .networkDown
         }
     }
 
@@ -72,32 +76,27 @@ public enum WorldEvent: SimPayload, Sendable {
     }
 }
 
+// The timers' digest codes: the case's stable code (`ClientTimer.Code`, `ServerTimer.Code`, the
+// ones the trace writes) with the payload above it.
 extension ClientTimer {
     /// A process-independent code (never `hashValue`).
     var stableCode: UInt64 {
         switch self {
-        case .connackTimeout: 1
-        case .heartbeat: 2
-        case .pingTimeout: 3
-        case .reconnect: 4
-        case .backgroundClose: 5
-        case .connectTimeLimit: 6
-        case .requestTimeout(let m): 7 | UInt64(m) << 8
-        case .poll: 8
+        case .requestTimeout(let m): UInt64(code.rawValue) | UInt64(m) << 8
+        default: UInt64(code.rawValue)
         }
     }
 }
 
 extension ServerTimer {
     var stableCode: UInt64 {
-        switch self {
-        case .sessionIdle(let c): 1 | c.raw << 8
-        case .queryAckRetry(let c, let m): 2 | UInt64(m) << 8 | c.raw << 24
-        case .connectDeadline(let c): 3 | c.raw << 8
-        case .chatroomAutoDestroy(let r): 4 ^ StableHash.fnv1a(r) << 8
-        case .offlineExpiry: 5
-        case .chatroomBanEnds(let r, let u): 6 ^ StableHash.combine(StableHash.fnv1a(r), StableHash.fnv1a(u)) << 8
-        case .chatroomMuteEnds(let r, let u): 7 ^ StableHash.combine(StableHash.fnv1a(r), StableHash.fnv1a(u)) << 8
+        let c = UInt64(code.rawValue)
+        return switch self {
+        case .sessionIdle(let x), .connectDeadline(let x): c | x.raw << 8
+        case .queryAckRetry(let x, let m): c | UInt64(m) << 8 | x.raw << 24
+        case .chatroomAutoDestroy(let r): c ^ StableHash.fnv1a(r) << 8
+        case .offlineExpiry: c
+        case .chatroomBanEnds(let r, let u), .chatroomMuteEnds(let r, let u): c ^ StableHash.combine(StableHash.fnv1a(r), StableHash.fnv1a(u)) << 8
         }
     }
 }
