@@ -17,13 +17,17 @@
 #define MAX_FILES 16
 #define SHM_SLOTS SQLITE_SHM_NLOCK
 
-// A sector changed since the last sync, and where its synced content is kept: `undo` is an
-// offset into the file's undo buffer, or -1 when the sector lies wholly past the synced length
-// (its synced content is zeros: no copy — every WAL append between checkpoints is such a sector).
-typedef struct dirty_entry {
-    int64_t sector;
+// Sectors changed since the last sync, as runs of consecutive sectors in order of first change
+// (a write's new sectors are one run, or two where it crosses the synced length; a run that
+// continues the last one extends it). `undo` is the offset in the file's undo buffer of the
+// first sector's synced content, the others following it, or -1 when the run lies wholly past
+// the synced length (its synced content is zeros: no copy — every WAL append between
+// checkpoints is such a sector). A power loss walks the runs sector by sector: the same sectors
+// in the same order as one entry per sector would give, so the same PRNG draws.
+typedef struct dirty_run {
+    int64_t sector, count;
     int64_t undo;
-} dirty_entry;
+} dirty_run;
 
 static const uint8_t zero_sector[SECTOR];
 
@@ -32,11 +36,12 @@ typedef struct simfile {
     uint8_t *data;
     int64_t size, cap;          // written length, buffer capacity (bytes past size are zero)
     int64_t synced_size;
-    uint8_t *dirty;             // one byte per sector: changed since the last sync
-    int64_t dirty_cap;          // sectors the bitmap covers
-    dirty_entry *dirty_list;    // changed sectors, in order of first change
-    int64_t n_dirty, list_cap;
-    uint8_t *undo;              // SECTOR bytes per saved synced content (dirty_entry.undo)
+    uint64_t *dirty;            // one bit per sector: changed since the last sync
+    int64_t dirty_cap;          // sectors the bitmap covers (a multiple of 64)
+    dirty_run *runs;            // changed sectors, in order of first change
+    int64_t n_runs, runs_cap;
+    int64_t n_dirty;            // sectors in the runs
+    uint8_t *undo;              // SECTOR bytes per saved synced content (dirty_run.undo)
     int64_t n_undo, undo_cap;
     // Rollback-journal locks (SQLite's five states), per file.
     int n_shared;
@@ -91,7 +96,7 @@ static int chance_ppm(imsim_simdisk *d, uint32_t ppm) {
 // ---- files ----
 static void file_free(simfile *f) {
     if (!f) return;
-    free(f->data); free(f->dirty); free(f->dirty_list); free(f->undo); free(f);
+    free(f->data); free(f->dirty); free(f->runs); free(f->undo); free(f);
 }
 static int ensure_cap(simfile *f, int64_t n) {
     if (n <= f->cap) return 1;
@@ -103,31 +108,69 @@ static int ensure_cap(simfile *f, int64_t n) {
     f->data = p; f->cap = c;
     return 1;
 }
+// The first sector in [from, to) whose dirty bit is `want`, or `to`.
+static int64_t bit_find(const uint64_t *bm, int64_t from, int64_t to, int want) {
+    while (from < to) {
+        uint64_t w = bm[from >> 6];
+        if (!want) w = ~w;
+        w >>= (from & 63);
+        if (w) { int64_t i = from + __builtin_ctzll(w); return i < to ? i : to; }
+        from = (from | 63) + 1;
+    }
+    return to;
+}
+static void bits_assign(uint64_t *bm, int64_t from, int64_t to, int on) {
+    while (from < to) {
+        int64_t end = (from | 63) + 1 < to ? (from | 63) + 1 : to;
+        uint64_t m = (end - from == 64) ? ~0ull : (((1ull << (end - from)) - 1) << (from & 63));
+        if (on) bm[from >> 6] |= m; else bm[from >> 6] &= ~m;
+        from = end;
+    }
+}
+// Appends sectors [s, s + n) to the runs (undo: offset of the first one's copy, or -1).
+static void add_run(simfile *f, int64_t s, int64_t n, int64_t undo) {
+    if (f->n_runs) {
+        dirty_run *r = &f->runs[f->n_runs - 1];
+        if (r->sector + r->count == s && (undo < 0 ? r->undo < 0 : r->undo >= 0 && r->undo + r->count * SECTOR == undo)) {
+            r->count += n;
+            return;
+        }
+    }
+    dirty_run *r = &f->runs[f->n_runs++];
+    r->sector = s; r->count = n; r->undo = undo;
+}
 // Marks the sectors of bytes [from, to) changed, saving each one's synced content the first
-// time (a copy only when the sector holds synced bytes). Capacity is grown once per call.
+// time (a copy only when the sector holds synced bytes): one run and one memcpy per stretch of
+// sectors not yet changed. Capacities are grown once per call.
 static int touch_range(simfile *f, int64_t from, int64_t to) {
     if (to <= from) return 1;
-    int64_t s0 = from / SECTOR, s1 = (to - 1) / SECTOR;
-    if (s1 >= f->dirty_cap) {
+    int64_t s0 = from / SECTOR, s1 = (to - 1) / SECTOR, end = s1 + 1;
+    // Fast path: every sector already changed since the last sync (within one bitmap word).
+    if (end <= f->dirty_cap && (s0 >> 6) == (s1 >> 6)) {
+        uint64_t m = (end - s0 == 64) ? ~0ull : (((1ull << (end - s0)) - 1) << (s0 & 63));
+        if ((f->dirty[s0 >> 6] & m) == m) return 1;
+    }
+    if (end > f->dirty_cap) {
         int64_t c = f->dirty_cap ? f->dirty_cap : 64;
-        while (c <= s1) c *= 2;
-        uint8_t *p = realloc(f->dirty, (size_t)c);
+        while (c < end) c *= 2;
+        uint64_t *p = realloc(f->dirty, (size_t)(c / 64) * sizeof(uint64_t));
         if (!p) return 0;
-        memset(p + f->dirty_cap, 0, (size_t)(c - f->dirty_cap));
+        memset(p + f->dirty_cap / 64, 0, (size_t)((c - f->dirty_cap) / 64) * sizeof(uint64_t));
         f->dirty = p; f->dirty_cap = c;
     }
-    int64_t n = s1 - s0 + 1;
-    if (f->n_dirty + n > f->list_cap) {
-        int64_t c = f->list_cap ? f->list_cap : 64;
-        while (c < f->n_dirty + n) c *= 2;
-        dirty_entry *l = realloc(f->dirty_list, (size_t)c * sizeof(dirty_entry));
+    // At most one run per stretch of unchanged sectors, plus one where it crosses the synced length.
+    int64_t n = end - s0;
+    if (f->n_runs + n + 1 > f->runs_cap) {
+        int64_t c = f->runs_cap ? f->runs_cap : 16;
+        while (c < f->n_runs + n + 1) c *= 2;
+        dirty_run *l = realloc(f->runs, (size_t)c * sizeof(dirty_run));
         if (!l) return 0;
-        f->dirty_list = l; f->list_cap = c;
+        f->runs = l; f->runs_cap = c;
     }
     // Sectors holding synced bytes: s * SECTOR < synced_size. Room for the most copies this
     // call can need (every sector of the range that holds synced bytes), so no counting pass.
     int64_t synced_sectors = (f->synced_size + SECTOR - 1) / SECTOR;
-    int64_t most = (s1 < synced_sectors ? s1 + 1 : synced_sectors) - s0;
+    int64_t most = (end < synced_sectors ? end : synced_sectors) - s0;
     if (most > 0 && f->n_undo + most > f->undo_cap) {
         int64_t c = f->undo_cap ? f->undo_cap : 16;
         while (c < f->n_undo + most) c *= 2;
@@ -135,34 +178,27 @@ static int touch_range(simfile *f, int64_t from, int64_t to) {
         if (!u) return 0;
         f->undo = u; f->undo_cap = c;
     }
-    // Consecutive sectors saved in one call land consecutively in the undo buffer: one memcpy
-    // per run (a whole page is one run), not one per sector.
-    // A run is open from run_from (its first copy at undo offset run_undo) up to sector s.
-#define FLUSH_RUN(s) do { if (run_from >= 0) { \
-        memcpy(f->undo + run_undo, f->data + run_from * SECTOR, (size_t)(((s) - run_from) * SECTOR)); \
-        run_from = -1; } } while (0)
-    int64_t run_from = -1, run_undo = 0;
-    for (int64_t s = s0; s <= s1; s++) {
-        if (f->dirty[s]) { FLUSH_RUN(s); continue; }
-        f->dirty[s] = 1;
-        dirty_entry *e = &f->dirty_list[f->n_dirty++];
-        e->sector = s;
-        if (s < synced_sectors) {
+    for (int64_t s = bit_find(f->dirty, s0, end, 0); s < end; s = bit_find(f->dirty, s, end, 0)) {
+        int64_t e = bit_find(f->dirty, s, end, 1);   // [s, e): not changed since the last sync
+        bits_assign(f->dirty, s, e, 1);
+        f->n_dirty += e - s;
+        int64_t m = e < synced_sectors ? e : synced_sectors;
+        if (s < m) {
             // Within the buffer: its capacity covers the synced length, a multiple of SECTOR.
-            e->undo = f->n_undo * SECTOR;
-            if (run_from < 0) { run_from = s; run_undo = e->undo; }
-            f->n_undo++;
+            memcpy(f->undo + f->n_undo * SECTOR, f->data + s * SECTOR, (size_t)((m - s) * SECTOR));
+            add_run(f, s, m - s, f->n_undo * SECTOR);
+            f->n_undo += m - s;
         } else {
-            FLUSH_RUN(s);
-            e->undo = -1;
+            m = s;
         }
+        if (m < e) add_run(f, m, e - m, -1);
+        s = e;
     }
-    FLUSH_RUN(s1 + 1);
-#undef FLUSH_RUN
     return 1;
 }
 static void file_sync(simfile *f) {
-    for (int64_t i = 0; i < f->n_dirty; i++) f->dirty[f->dirty_list[i].sector] = 0;
+    for (int64_t i = 0; i < f->n_runs; i++) bits_assign(f->dirty, f->runs[i].sector, f->runs[i].sector + f->runs[i].count, 0);
+    f->n_runs = 0;
     f->n_dirty = 0;
     f->n_undo = 0;
     f->synced_size = f->size;
@@ -248,7 +284,7 @@ static int x_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 off
         if (d->faults.full && off + amt > f->size) { d->stats.full_errors++; return SQLITE_FULL; }
     }
     int64_t end = off + amt;
-    if (!ensure_cap(f, end)) return SQLITE_IOERR_NOMEM;
+    if (end > f->cap && !ensure_cap(f, end)) return SQLITE_IOERR_NOMEM;
     if (!h->anon && !touch_range(f, off < f->size ? off : f->size, end)) return SQLITE_IOERR_NOMEM;
     memcpy(f->data + off, buf, (size_t)amt);
     if (end > f->size) f->size = end;
@@ -597,25 +633,27 @@ int64_t imsim_simdisk_power_loss(imsim_simdisk *d, int torn) {
         int64_t new_size = f->synced_size;
         if (torn && f->size > f->synced_size && (next_rand(d) & 1)) new_size = f->size;
         if (!ensure_cap(f, f->synced_size > f->size ? f->synced_size : f->size)) continue;
-        for (int64_t k = 0; k < f->n_dirty; k++) {
-            int64_t s = f->dirty_list[k].sector;
-            uint8_t *p = f->data + s * SECTOR;
-            const uint8_t *old = f->dirty_list[k].undo < 0 ? zero_sector : f->undo + f->dirty_list[k].undo;
-            int keep = 0, half = 0;
-            if (torn) {
-                // Kept with this power loss's survival odds; of the lost, one in eight is torn
-                // in the middle (the first half written, the rest old).
-                uint64_t r = next_rand(d) % 64;
-                keep = r < survive;
-                half = !keep && (r & 7) == 0;
-            }
-            if (keep) continue;
-            if (half) {
-                memcpy(p + SECTOR / 2, old + SECTOR / 2, SECTOR / 2);
-                d->stats.sectors_torn++;
-            } else {
-                memcpy(p, old, SECTOR);
-                d->stats.sectors_lost++;
+        for (int64_t k = 0; k < f->n_runs; k++) {
+            const dirty_run *run = &f->runs[k];
+            for (int64_t j = 0; j < run->count; j++) {
+                uint8_t *p = f->data + (run->sector + j) * SECTOR;
+                const uint8_t *old = run->undo < 0 ? zero_sector : f->undo + run->undo + j * SECTOR;
+                int keep = 0, half = 0;
+                if (torn) {
+                    // Kept with this power loss's survival odds; of the lost, one in eight is torn
+                    // in the middle (the first half written, the rest old).
+                    uint64_t r = next_rand(d) % 64;
+                    keep = r < survive;
+                    half = !keep && (r & 7) == 0;
+                }
+                if (keep) continue;
+                if (half) {
+                    memcpy(p + SECTOR / 2, old + SECTOR / 2, SECTOR / 2);
+                    d->stats.sectors_torn++;
+                } else {
+                    memcpy(p, old, SECTOR);
+                    d->stats.sectors_lost++;
+                }
             }
         }
         total += f->n_dirty;
