@@ -232,3 +232,62 @@ import Testing
         #expect(v.detail.contains("dropped as expired") && v.detail.contains("1-day offline retention"), "\(v.detail)")
     }
 }
+
+extension FifthRoundOracleTests {
+    // MARK: connect-outcome: a stale time-limit timer
+
+    /// alice (auto-connected, no time limit) disconnects at 3 s, loses the network at 3.5 s and
+    /// calls connect() without a limit at 4 s: the SDK waits for the network.
+    func reconnectWithoutLimit() throws -> Scenario {
+        try duo("nolimit", script: """
+            {"at": "3s", "device": "alice-phone", "action": "disconnect"},
+            {"at": "3.5s", "device": "alice-phone", "action": "network", "state": "none"},
+            {"at": "4s", "device": "alice-phone", "action": "connect"},
+            {"at": "8s", "device": "alice-phone", "action": "network", "state": "wifi"}
+            """)
+    }
+
+    @Test func connectWithoutLimitIsClean() throws {
+        let (run, tap) = try runOracles(reconnectWithoutLimit())
+        expectClean(run)
+        let alice = try run.device("alice-phone")
+        let errors = tap.clientEffects(on: alice) { if case .callback(.connectError) = $0 { true } else { false } }
+        #expect(errors.isEmpty)
+    }
+
+    /// An earlier call's time-limit timer left armed (ConnectionStateMachine.swift:188
+    /// `timeLimitSeconds > 0` negated) fails the new call: TIMEOUT, then 34006, in one input.
+    /// Before this round the TIMEOUT status ended the call first and the 34006 went unjudged.
+    @Test func staleTimeLimitFailingACallWithoutLimitIsReported() throws {
+        let (run, _) = try fed(reconnectWithoutLimit(), ConnectOutcomeOracle.oracleName, { ConnectOutcomeOracle(suite: $0) }) { oracle in
+            Feed(oracle, client: { effects in
+                guard effects.contains(where: { if case .callback(.connectionStatus(.networkUnavailable)) = $0 { true } else { false } })
+                else { return effects }
+                return effects + [.callback(.connectionStatus(.timeout)), .callback(.connectError(code: IMErrorCode.connectTimeLimit.rawValue))]
+            })
+        }
+        let v = try #require(run.violations.first)
+        #expect(v.oracle == "connect-outcome" && v.device == "alice-phone", "\(v.text)")
+        #expect(v.detail.contains("without a time limit failed with 34006"), "\(v.detail)")
+    }
+}
+
+extension FifthRoundOracleTests {
+    /// An `RC:chrmKVNotiMsg` an app sends itself takes a quota slot at the server (§6: upstream
+    /// messages). The window model took every message of that type for the server's own
+    /// notice (no slot) and reported the next text's drop as unexplained (api-tour seed 20 with
+    /// 3 slots). Four messages in one window of 3 slots (1 reserved): text, notice, text, text.
+    @Test func appSentAttributeNoticeTakesASlot() throws {
+        let room = #", "chatrooms": [{"id": "hall", "members": ["alice", "bob"], "joinCount": 10}]"#
+        let s = try duo("room-kvnoti", server: #"{"chatroom": {"quotaWindow": "2s", "quotaCapacity": 3, "quotaReservedHigh": 1}}"#,
+                        extra: room, script: """
+            {"at": "4.2s", "device": "alice-phone", "action": "send", "to": "chatroom:hall", "text": "t1"},
+            {"at": "4.21s", "device": "alice-phone", "action": "send", "to": "chatroom:hall", "type": "RC:chrmKVNotiMsg", "content": "{\\"type\\":1,\\"key\\":\\"k\\",\\"value\\":\\"v\\"}"},
+            {"at": "4.22s", "device": "alice-phone", "action": "send", "to": "chatroom:hall", "text": "t2", "count": 2, "interval": "10ms"}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        // The premise: the server let three in and dropped the last text.
+        #expect(tap.drops.filter { $0.reason == .chatroomQuota }.count == 1)
+    }
+}
