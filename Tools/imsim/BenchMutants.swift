@@ -26,7 +26,7 @@ struct BenchMutants: ParsableCommand {
     )
 
     @Option(help: "Package root (the fork to measure).") var root = "."
-    @Option(help: "Scenarios of the budget, comma-separated.") var scenarios = "quickstart,everyday,busy-room,api-tour"
+    @Option(help: "Scenarios of the budget, comma-separated.") var scenarios = "quickstart,everyday,busy-room,api-tour,expiry"
     @Option(help: "Seeds per scenario (1..N).") var seeds = 200
     @Flag(name: .customLong("no-swarm"), help: "Run the sweeps without --swarm.") var noSwarm = false
     @Flag(name: .customLong("no-regress"), help: "Leave the golden suite out of the budget.") var noRegress = false

@@ -12,21 +12,50 @@ import SimKernel
 /// The expectation comes from the server's accept (what went over the wire), never from the
 /// store the rows are read from. Messages of the server API (no sending device) are judged on
 /// type, sender, sentTime and content only. One report per device.
+///
+/// Two more properties (issue 21, fifth round of mutants):
+/// - **mention**: a stored message keeps the mention its sender's app asked for (wire §UpStream/
+///   DownStream flag 4 / 0x40) on every copy — the recipients', the sync echoes and pulled
+///   copies on the sender's other devices, history pages. The expectation is the sending app's
+///   `send(…, mentioned:)` call, tied to the message by the row that call inserted
+///   (`messageInserted`) and the server's accept of that send (sender device, clientUniqueId);
+/// - **messageId of an unsaved message**: an `onReceived` of a STATUS message (no messageUId,
+///   never stored, im-semantics §2–§3) has messageId 0 ("0 before insert"): a non-zero id names
+///   another message's row.
 final class ContentOracle: Oracle {
     static let oracleName = "content"
     let name = ContentOracle.oracleName
     unowned let suite: OracleSuite
     private var reported: Set<Int> = []
+    private struct SendKey: Hashable { var device: Int; var clientUniqueId: Int64 }
+    /// The mention flag of the app's `send` call being handled, per device.
+    private var sendingMention: [Int: Bool] = [:]
+    /// The mention the app asked for, per row it created (device, clientUniqueId).
+    private var mentionAsked: [SendKey: Bool] = [:]
 
     init(suite: OracleSuite) { self.suite = suite }
 
-    func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {}
+    func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
+        if case .api(.send(_, _, _, _, let mentioned)) = input { sendingMention[d] = mentioned } else { sendingMention[d] = nil }
+    }
 
     func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
+        if let mentioned = sendingMention.removeValue(forKey: d) {
+            for case .callback(.messageInserted(let row)) in effects {
+                if let cuid = row.clientUniqueId { mentionAsked[SendKey(device: d, clientUniqueId: cuid)] = mentioned }
+            }
+        }
         guard !reported.contains(d) else { return }
         for e in effects {
             switch e {
             case .callback(.received(let m, _, _, _)):
+                if m.messageUId == nil, m.messageId != 0 {
+                    reported.insert(d)
+                    suite.report(name, device: d, conversation: m.conversation,
+                                 "onReceived shows a \(m.objectName) message with no messageUId (a STATUS message, never stored) "
+                                 + "as messageId \(m.messageId): an unsaved message has messageId 0")
+                    return
+                }
                 if check(world, d, m, shownAs: "onReceived") { return }
             case .callback(.history(_, let rows)):
                 for r in rows where check(world, d, r, shownAs: "a history page") { return }
@@ -55,6 +84,11 @@ final class ContentOracle: Oracle {
             }
             let conv = (a.conversation.type == .privateChat && !mine) ? ConversationKey(.privateChat, a.senderUserId) : a.conversation
             if m.conversation != conv { wrong.append("conversation \(m.conversation), expected \(conv)") }
+        }
+        if a.flags.isPersisted, let dev = a.senderDeviceId, let sd = world.deviceIndex(dev),
+           let asked = mentionAsked[SendKey(device: sd, clientUniqueId: a.clientUniqueId)],
+           m.flags.contains(.mentioned) != asked {
+            wrong.append(asked ? "no mention, but the sender's app sent it mentioning" : "a mention, but the sender's app sent it without one")
         }
         guard !wrong.isEmpty else { return false }
         reported.insert(d)

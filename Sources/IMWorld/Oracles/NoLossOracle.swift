@@ -15,6 +15,11 @@ import SimKernel
 ///   for `chatroomGrace` (a connection lost before the pull is the protocol's documented
 ///   no-offline-cache behaviour, not a loss).
 /// Explained drops (server `dropped` events) remove the expectation for that user (or everyone).
+/// An `offlineExpired` drop is itself judged against the spec (im-semantics §1: offline messages
+/// are kept 7 days, 1–7 configurable — the **scenario's** `offlineRetentionDays`, not the
+/// server's config): it explains a message only once its dataTime + retention has passed on the
+/// server's clock; an earlier one is reported (`dropped as expired … before the retention`).
+/// A message younger than the retention stays owed like any other.
 ///
 /// **Time bound after heal**: a stored private/group/system message owed to a device reaches it
 /// within `deliveryBound` of the later of its acceptance and the moment the device's path last
@@ -64,6 +69,8 @@ final class NoLossOracle: Oracle {
     /// a status saying it stopped) or was killed. No lateness is owed then; the app's next
     /// `connect()` (or a session the SDK opens again by itself) restarts the bound from that moment.
     private var sdkStopped: [Bool] = []
+    /// An early `offlineExpired` drop was reported (once per run).
+    private var expiryReported = false
 
     init(suite: OracleSuite) { self.suite = suite }
 
@@ -266,7 +273,18 @@ final class NoLossOracle: Oracle {
                     droppedFor[m.messageUId, default: []].insert("*")
                     pending[m.messageUId] = []
                 }
-            case .dropped(let uid?, _, let user, _):
+            case .dropped(let uid?, let conv, let user, let reason):
+                if reason == .offlineExpired, !expiryReported, let m = suite.paths.acceptedMessages[uid] {
+                    let retentionMs = Int64(world.scenario.server.offlineRetentionDays) * 86_400_000
+                    if world.serverMs < m.dataTime + retentionMs {
+                        expiryReported = true
+                        let d = user.flatMap { world.devicesOfUser($0).first }
+                        suite.report(name, device: d, conversation: conv, messageUId: uid,
+                                     "dropped as expired: \(uid) (dataTime \(m.dataTime)) for \(user ?? "everyone") at server time "
+                                     + "\(world.serverMs), \(SimDuration.milliseconds(m.dataTime + retentionMs - world.serverMs)) before "
+                                     + "its \(world.scenario.server.offlineRetentionDays)-day offline retention ends (im-semantics §1)")
+                    }
+                }
                 droppedFor[uid, default: []].insert(user ?? "*")
                 if user == nil {
                     pending[uid] = []

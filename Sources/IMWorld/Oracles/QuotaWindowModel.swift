@@ -16,8 +16,9 @@ import IMWire
 ///
 /// Every counted slot was really taken, so the model never counts more than the server. It can
 /// count fewer: a chatroom STATUS message (`chatMsgS`) takes a slot without an accept
-/// (`uncountedSlots`). Not counted (no quota on their path): recall commands, attribute
-/// notifications, and any room message in a server batch that changed the room's attributes. A
+/// (`uncountedSlots`). Not counted (no quota on their path): recall commands, the attribute
+/// notifications the server makes, and any room message in a server batch that changed the
+/// room's attributes. A
 /// server restart or a destroyed room starts the windows again.
 struct QuotaWindowModel {
     /// im-semantics §6's numbers as the scenario sets them.
@@ -65,7 +66,10 @@ struct QuotaWindowModel {
     }
 
     /// Produced in a room outside the member send path (no quota slot).
-    static let unmetered: Set<String> = [RecallCommandContent.objectName, ChatroomKVNotificationContent.objectName]
+    /// Types with no quota on their path. An `RC:chrmKVNotiMsg` the server makes for an attribute
+    /// change has no sending device (not judged anyway); one an app sends itself is an upstream
+    /// message like any other (§6: "capacity 40 upstream messages") and takes a slot.
+    static let unmetered: Set<String> = [RecallCommandContent.objectName]
 
     let knobs: Knobs
     private var windows: [String: Window] = [:]

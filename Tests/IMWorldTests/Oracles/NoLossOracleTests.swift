@@ -51,8 +51,10 @@ import Testing
         for m in tap.accepted { #expect(tap.stores(of: m.messageUId, on: alice).count == 1) }
     }
 
-    /// The same gap, explained: a hand-made server `dropped` fact for OLD (as if the offline inbox
-    /// had expired it) covers the missing message — a recorded drop is not a violation.
+    /// The same gap, explained: a hand-made server `dropped` fact for OLD (as if alice's device
+    /// history window had left it out) covers the missing message — a recorded drop is not a
+    /// violation. (Not `offlineExpired`: no-loss judges that one against the retention, and OLD
+    /// is seconds old — FifthRoundOracleTests.expiredBeforeRetentionIsReported.)
     @Test func aRecordedDropExplainsTheSameGap() throws {
         let hook = Hook()
         let (run, tap) = try runOracles(b3(true), observers: [hook]) { run in
@@ -60,7 +62,7 @@ import Testing
             hook.onServerEffects = { world, effects in
                 for case .event(.messageAccepted(let m)) in effects where m.senderUserId == "bob" && m.dataTime < world.epochMs + 5_000 {
                     noLoss.world(world, serverApplied: AppliedServerEffects([.event(.dropped(messageUId: m.messageUId, conversation: m.conversation,
-                                                                         userId: "alice", reason: .offlineExpired))]))
+                                                                         userId: "alice", reason: .beforeDeviceHistoryWindow))]))
                 }
             }
         }

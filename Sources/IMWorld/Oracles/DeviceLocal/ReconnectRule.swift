@@ -13,7 +13,9 @@ import SimKernel
 ///   or given up by the SDK — ping or CONNACK timeout, refused CONNACK — before or after its
 ///   CONNACK) the next connection is opened exactly `schedule[n-1]` later (0, 0.25, 0.5, 1, 2,
 ///   4, 8, 16, 32, 64 s, then 64 s forever). n restarts at an accepted CONNACK, at `connect()`,
-///   and at a foreground / network change, which owes a waiting device an attempt at once.
+///   and at a foreground / network change, which owes a waiting device an attempt at once — also
+///   a device whose SDK closed the connection in the background (§5's iOS background close:
+///   "messages reach the user only by push until foreground"; the schedule restarts from 0 there).
 ///   Opened earlier than due → `too early` (a backoff index stuck at 0); not opened by
 ///   due + `lateTolerance` while the app is in the foreground, the network is up and nothing
 ///   stopped it → `late` (a backoff that skips, a missing restart — B11 —, a lost timer);
@@ -75,6 +77,9 @@ public struct ReconnectRule: Sendable {
         var stopped: String?
         /// The SDK said it stopped on its own (a status other than connecting/connected): no attempt owed.
         var quiet = false
+        /// The SDK went quiet with UNCONNECTED while the app was in the background, nothing
+        /// stopped it: the iOS background close (§5). The next foreground owes an attempt at once.
+        var suspended = false
         var background = false
         var waitingForNetwork = false
         /// A foreground / network change restarted the schedule while nothing was owed (the SDK
@@ -206,12 +211,20 @@ public struct ReconnectRule: Sendable {
             link.background = true
         case .lifecycle(.foreground):
             link.background = false
+            if link.suspended {
+                link.suspended = false
+                if link.stopped == nil, !link.open {
+                    link.quiet = false
+                    link.waitingForNetwork = true
+                }
+            }
             restart(at: t, why: "the app came to the foreground")
         case .networkChanged(let up):
             networkUp = up
             if up { restart(at: t, why: "the network changed") } else { link.due = nil }
         case .api(.connect(_, let limit)):
             link.restartedQuietly = false
+            link.suspended = false
             link.stopped = nil
             link.quiet = false
             link.nextIndex = 0
@@ -258,6 +271,7 @@ public struct ReconnectRule: Sendable {
                 link.due = nil
                 link.open = true
                 link.quiet = false
+                link.suspended = false
                 link.waitingForNetwork = false
             case .send(_, let frames):
                 guard link.connected, frames.contains(where: { $0.type == .pingReq }) else { continue }
@@ -280,9 +294,11 @@ public struct ReconnectRule: Sendable {
                     link.due = nil
                 default:
                     // Unconnected (suspended in the background, signed out…), banned: the SDK
-                    // says it stopped retrying; nothing is owed until it opens again.
+                    // says it stopped retrying; nothing is owed until it opens again — or, for
+                    // the background close, until the app comes to the foreground.
                     link.due = nil
                     link.quiet = true
+                    link.suspended = s == .unconnected && link.background && link.stopped == nil && !link.open
                 }
             case .callback(.connectError(let code)):
                 link.stopped = "connect error \(code)"
