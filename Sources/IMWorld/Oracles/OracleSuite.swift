@@ -296,7 +296,12 @@ public final class MessagePaths {
     }
 
     func add(_ uid: String, _ step: Step) {
-        if steps[uid, default: []].count < maxSteps { steps[uid, default: []].append(step) }
+        // One hash lookup (in place), not two.
+        Self.append(step, to: &steps[uid, default: []], max: maxSteps)
+    }
+
+    private static func append(_ step: Step, to list: inout [Step], max: Int) {
+        if list.count < max { list.append(step) }
     }
 
     func sent(device: Int, clientUniqueId: Int64, messageId: Int64, at t: SimTime) {
@@ -382,6 +387,27 @@ public final class Coverage {
     /// one counter: "dataTime 1767225679701 older than room cursor 1767225683758" →
     /// "dataTime N older than room cursor N".
     public static func shape(_ reason: String) -> String {
+        // ASCII (every reason the cores write): byte by byte — an ASCII byte is a whole
+        // Character except in "\r\n", which holds no digit either, so the result is the same as
+        // the Character loop below, without grapheme breaking (~10× the instructions).
+        if let ascii = reason.utf8.withContiguousStorageIfAvailable({ bytes -> String? in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count)
+            var inNumber = false
+            for b in bytes {
+                if b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") {
+                    if !inNumber { out.append(UInt8(ascii: "N")) }
+                    inNumber = true
+                } else {
+                    out.append(b)
+                    inNumber = false
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }), let ascii {
+            return ascii
+        }
         var out = ""
         var inNumber = false
         for ch in reason {

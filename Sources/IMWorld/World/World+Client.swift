@@ -214,7 +214,7 @@ extension World {
             var h = Digest64()
             h.fold(m.messageId)
             h.fold(m.messageUId ?? "")
-            h.fold(m.conversation.description)
+            h.fold(conversationHash(m.conversation))
             h.fold(m.senderUserId)
             h.fold(m.objectName)
             h.fold(m.content)
@@ -226,7 +226,7 @@ extension World {
         switch cb {
         case .connectionStatus(let s):
             h.fold(UInt64(1))
-            h.fold("\(s)")
+            h.fold(s.description)
         case .connected(let user):
             h.fold(UInt64(2))
             h.fold(user)
@@ -248,12 +248,46 @@ extension World {
             h.fold(UInt64(left) << 2 | (offline ? 2 : 0) | (hasPackage ? 1 : 0))
         case .readReceipt(let conversation, let time), .syncReadStatus(let conversation, let time):
             h.fold(UInt64(7))
-            h.fold(conversation.description)
+            h.fold(conversationHash(conversation))
             h.fold(time)
         default:
             h.fold(UInt64(8))
-            h.fold(String(describing: cb))
+            h.fold(describedHash(cb))
         }
         return h.value
+    }
+
+    /// `StableHash.fnv1a(c.description)` without building the description.
+    static func conversationHash(_ c: ConversationKey) -> UInt64 {
+        let h = StableHash.fnv1a(continuing: StableHash.basis, c.type.description)
+        return StableHash.fnv1a(continuing: StableHash.fnv1a(continuing: h, byte: UInt8(ascii: ":")), c.targetId)
+    }
+
+    /// `StableHash.fnv1a(String(describing: cb))`: the common payload-light callbacks are spelled
+    /// out as the runtime's reflection prints them (which costs tens of thousands of
+    /// instructions per callback); the others are described by reflection.
+    static func describedHash(_ cb: AppCallback) -> UInt64 {
+        StableHash.fnv1a(describedForDigest(cb))
+    }
+
+    /// `String(describing: cb)`, spelled out for the callbacks of plain ids, codes and
+    /// conversations (`DigestContentTests.callbackDescriptionsAreTheReflectedOnes`).
+    static func describedForDigest(_ cb: AppCallback) -> String {
+        func q(_ s: String) -> String { s.debugDescription }
+        func opt(_ e: Int32?) -> String { e.map { "Optional(" + String($0) + ")" } ?? "nil" }
+        switch cb {
+        case .dbOpened(let code): return "dbOpened(code: " + String(code) + ")"
+        case .recalled(let id, let c): return "recalled(messageId: " + String(id) + ", conversation: " + c.description + ")"
+        case .recallResult(let id, let e): return "recallResult(messageId: " + String(id) + ", error: " + opt(e) + ")"
+        case .chatroomJoined(let r): return "chatroomJoined(roomId: " + q(r) + ")"
+        case .chatroomJoinFailed(let r, let code): return "chatroomJoinFailed(roomId: " + q(r) + ", code: " + String(code) + ")"
+        case .chatroomQuit(let r): return "chatroomQuit(roomId: " + q(r) + ")"
+        case .chatroomKicked(let r): return "chatroomKicked(roomId: " + q(r) + ")"
+        case .chatroomDestroyed(let r): return "chatroomDestroyed(roomId: " + q(r) + ")"
+        case .chatroomKVSynced(let r): return "chatroomKVSynced(roomId: " + q(r) + ")"
+        case .chatroomKVResult(let r, let k, let e):
+            return "chatroomKVResult(roomId: " + q(r) + ", key: " + q(k) + ", error: " + opt(e) + ")"
+        default: return String(describing: cb)
+        }
     }
 }
