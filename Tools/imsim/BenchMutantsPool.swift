@@ -146,23 +146,18 @@ final class MutantPool {
             let first = out.split(separator: "\n").first { $0.hasPrefix("✘") }.map(String.init)
             return .init(failed: true, killedBy: status == 1 ? "golden" : "crash", failingSeeds: [], detail: first ?? "regress exit \(status)")
         case .sweep:
-            var failing: [UInt64] = []
-            var firstFail: SweepResult?
-            // `--stop-after 1` leaves the file partial (the sweep stopped on purpose): read either.
-            let text = (try? String(contentsOfFile: outDir + "/results.jsonl", encoding: .utf8))
-                ?? (try? String(contentsOfFile: outDir + "/results.jsonl.partial", encoding: .utf8))
-            if let text {
-                for line in text.split(separator: "\n") {
-                    guard let r = try? JSONDecoder().decode(SweepResult.self, from: Data(line.utf8)), r.outcome != .pass else { continue }
-                    failing.append(r.seed)
-                    if firstFail == nil { firstFail = r }
-                }
-            }
+            // The file's seed lines are `SweepSeedLine`s (no wall time); `--stop-after 1` leaves it
+            // `.partial` (the sweep stopped on purpose). Each step has its own directory, so a
+            // passing step's complete file cannot stand in for the next step's partial one.
+            let file = SweepResultFile.read(directory: outDir)
+            let failed = (file?.lines ?? []).filter { $0.outcome != .pass }.sorted { $0.seed < $1.seed }
+            let failing = failed.map(\.seed)
+            let firstFail = failed.first
             if signalled { return .init(failed: true, killedBy: "crash", failingSeeds: failing, detail: "sweep died of signal \(status)") }
             if status == 0 { return .init(failed: false, failingSeeds: []) }
             if let r = firstFail {
                 let by = r.outcome == .error ? "crash" : (r.oracle ?? "?")
-                return .init(failed: true, killedBy: by, failingSeeds: failing.sorted(),
+                return .init(failed: true, killedBy: by, failingSeeds: failing,
                              detail: "seed \(r.seed): \((r.detail ?? "").oneLine)")
             }
             // No result line: the worker died (a trap) before answering.
@@ -179,11 +174,12 @@ final class MutantPool {
         var counts = (killed: 0, survived: 0, timedOut: 0)
 
         func outDir(_ m: BenchMutants.Mutant) -> URL { work.appendingPathComponent("runs/m\(m.id)") }
+        func stepDir(_ m: BenchMutants.Mutant, _ step: Int) -> URL { outDir(m).appendingPathComponent("step\(step)") }
         func launch(_ m: BenchMutants.Mutant, step: Int) -> Slot? {
             let s = plan[step]
             let dir = outDir(m)
             do {
-                let p = try MutantProcess.start(bin: bin, args: s.arguments(out: dir.path, stopAfterFirst: true), mutant: m.id,
+                let p = try MutantProcess.start(bin: bin, args: s.arguments(out: stepDir(m, step).path, stopAfterFirst: true), mutant: m.id,
                                                 root: root, stdout: dir.appendingPathComponent("step\(step).out"))
                 return Slot(mutant: m, step: step, proc: p, started: Date())
             } catch {
@@ -226,7 +222,7 @@ final class MutantPool {
                     }
                     continue
                 }
-                let outcome = Self.judge(step, process: slot.proc, outDir: outDir(slot.mutant).path)
+                let outcome = Self.judge(step, process: slot.proc, outDir: stepDir(slot.mutant, slot.step).path)
                 if outcome.failed {
                     finish(slot, .killed, outcome)
                     slots[i] = nil

@@ -188,6 +188,16 @@ public struct SweepResultFile: Sendable {
         return SweepResultFile(header: header, lines: lines, summary: summary, validLength: valid, tornTail: torn)
     }
 
+    /// A local sweep's result in `directory`: the complete `results.jsonl`, else the `.partial` one
+    /// a stopped or killed sweep leaves; nil when neither is there or readable.
+    public static func read(directory: String) -> SweepResultFile? {
+        for (name, partial) in [("results.jsonl", false), ("results.jsonl.partial", true)] {
+            guard let d = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
+            if let f = try? parse(Array(d), partial: partial) { return f }
+        }
+        return nil
+    }
+
     /// A complete file's bytes: header, lines sorted by seed, summary.
     public static func render(header: SweepHeader, lines: [SweepSeedLine]) -> [UInt8] {
         let sorted = lines.sorted { $0.seed < $1.seed }
