@@ -16,6 +16,13 @@ import SimKernel
 ///   past the window when the device wrote it (the server received it no sooner) — or a second
 ///   recall of a message already recalled accepted.
 ///
+/// A recall travels as a message (`RC:RcCmd`), so §2's send rate applies to it: a refusal with
+/// 20604 is judged against the device's own accepted PUBLISHes on the connection. The server
+/// counts sends by the time it received them; a send written before the recall that the server
+/// counted within the recall's last second had its PUBACK read no earlier than 1000 ms before the
+/// recall was written. So 20604 is a valid answer only if at least `rateLimitPerSecond` such
+/// PUBLISHes exist (sound: never reports a refusal the limit explains).
+///
 /// The window is the scenario's `server.recallWindow`; a message's sentTime is the dataTime the
 /// PUBACK of its send carried on the link (not the row's, which B4 keeps local); server time is the world's server clock. Chatrooms are not judged (a
 /// room may be gone); neither are recalls after a server restart that lost its state.
@@ -30,7 +37,12 @@ final class RecallWindowOracle: Oracle {
         var sentTime: Int64
         var askedServerMs: Int64
         var first: Bool
+        var writtenServerMs: Int64 = 0
     }
+    /// Per device, on its current connection: PUBLISHes written and not yet answered (wire
+    /// messageId → server time written), and those answered with status 0 (written, answer read).
+    private var unanswered: [[UInt16: Int64]] = []
+    private var acceptedSends: [[(written: Int64, answered: Int64)]] = []
     /// userId → messageUId → sentTime of every non-chatroom message the user's devices sent.
     private var sent: [String: [String: Int64]] = [:]
     /// Per device: local messageId → messageUId of own sent messages (sends and sync echoes).
@@ -49,7 +61,9 @@ final class RecallWindowOracle: Oracle {
     init(suite: OracleSuite) { self.suite = suite }
 
     private func ensure(_ d: Int) {
-        while localUid.count <= d { localUid.append([:]); roomRows.append([]); inFlight.append([:]) }
+        while localUid.count <= d {
+            localUid.append([:]); roomRows.append([]); inFlight.append([:]); unanswered.append([:]); acceptedSends.append([])
+        }
     }
 
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
@@ -63,10 +77,18 @@ final class RecallWindowOracle: Oracle {
         case .transport(.closed), .transport(.opened):
             // A PUBACK answers a PUBLISH of the same connection only.
             inFlight[d] = [:]
+            unanswered[d] = [:]
+            acceptedSends[d] = []
         case .transport(.bytes):
             for case .puback(let p) in suite.inboundFrames {
                 // Every accepted send's PUBACK names its messageUId and dataTime (wire §3).
                 if p.status == 0, !p.messageUId.isEmpty { sent[world.userId(ofDevice: d), default: [:]][p.messageUId] = p.sentTime }
+                if let w = unanswered[d].removeValue(forKey: p.messageId), p.status == 0 {
+                    acceptedSends[d].append((w, world.serverMs))
+                    // Only the newest can count (answers come in write order): keep a bounded tail.
+                    let keep = max(256, 2 * world.scenario.server.rateLimitPerSecond)
+                    if acceptedSends[d].count > 2 * keep { acceptedSends[d].removeFirst(keep) }
+                }
                 guard let ask = inFlight[d].removeValue(forKey: p.messageId) else { continue }
                 answered(world, d, ask, status: p.status)
             }
@@ -89,8 +111,11 @@ final class RecallWindowOracle: Oracle {
                 // A sync echo of a message sent from another device of this user.
                 if let uid = m.messageUId, m.messageId > 0, sent[user]?[uid] != nil { localUid[d][m.messageId] = uid }
             case .send(_, let frames):
+                for f in frames where f.type == .publish { unanswered[d][f.messageId] = world.serverMs }
                 guard let (ad, ask) = asking, ad == d else { continue }
                 for f in frames where f.type == .publish && f.topic == Topic.recallMsg.rawValue {
+                    var ask = ask
+                    ask.writtenServerMs = world.serverMs
                     inFlight[d][f.messageId] = ask
                     asked.insert(ask.uid)
                     asking = nil
@@ -118,13 +143,24 @@ final class RecallWindowOracle: Oracle {
                              "the server accepted a second recall of \(ask.uid) (messageId \(ask.messageId)), already recalled")
             }
             recalledOK.insert(ask.uid)
-        } else if judging, ask.first, !recalledOK.contains(ask.uid), now - ask.sentTime <= window {
+        } else if judging, ask.first, !recalledOK.contains(ask.uid), now - ask.sentTime <= window,
+                  !(status == 20604 && rateLimitExplains(world, d, ask)) {
             reported.insert(d)
             suite.report(name, device: d, messageUId: ask.uid,
                          "the server refused (status \(status)) the recall of \(ask.uid) (messageId \(ask.messageId)), a message "
                          + "this user sent (sentTime \(ask.sentTime)), answered at server time \(now), \(now - ask.sentTime) ms "
                          + "after it: within the \(window) ms recall window, by its sender (im-semantics §7)")
         }
+    }
+
+    /// At least `rateLimitPerSecond` accepted PUBLISHes written before the recall whose answers were
+    /// read within the 1000 ms before it was written (im-semantics §2: 5 messages per second → 20604).
+    private func rateLimitExplains(_ world: World, _ d: Int, _ ask: Ask) -> Bool {
+        let limit = world.scenario.server.rateLimitPerSecond
+        let recent = acceptedSends[d].reduce(0) { n, s in
+            n + (s.written <= ask.writtenServerMs && s.answered > ask.writtenServerMs - 1000 ? 1 : 0)
+        }
+        return recent >= limit
     }
 
     func world(_ world: World, serverApplied: AppliedServerEffects) {
