@@ -1,3 +1,5 @@
+import IMWire
+
 /// A growable byte buffer over raw memory for the writer's hot path: appends are a capacity
 /// check and a store (no uniqueness check, no generic `replaceSubrange` on reset).
 ///
@@ -82,36 +84,11 @@
     @inlinable mutating func append(_ a: [UInt8]) { a.withUnsafeBytes { append($0) } }
     @inlinable mutating func append(_ a: ArraySlice<UInt8>) { a.withUnsafeBytes { append($0) } }
 
-    /// Inline for one and two bytes (most fields: kinds, flags, device and string ids); longer
-    /// values take the loop.
+    /// IMWire's LEB128 writer, in place: one capacity check, then one or two stores inline
+    /// for most fields (kinds, flags, device and string ids).
     @inlinable @inline(__always) mutating func appendVarint(_ value: UInt64) {
-        if capacity &- count >= 2 {
-            if value < 0x80 {
-                base[count] = UInt8(truncatingIfNeeded: value)
-                count &+= 1
-                return
-            }
-            if value < 0x4000 {
-                base[count] = UInt8(truncatingIfNeeded: value) | 0x80
-                base[count &+ 1] = UInt8(truncatingIfNeeded: value >> 7)
-                count &+= 2
-                return
-            }
-        }
-        appendLongVarint(value)
-    }
-
-    @inlinable @inline(never) mutating func appendLongVarint(_ value: UInt64) {
-        reserve(Varint.maxLength)
-        var v = value
-        var p = count
-        while v >= 0x80 {
-            base[p] = UInt8(truncatingIfNeeded: v) | 0x80
-            v >>= 7
-            p &+= 1
-        }
-        base[p] = UInt8(truncatingIfNeeded: v)
-        count = p &+ 1
+        reserve(LEB128.maxLength)
+        count &+= LEB128.write(value, to: UnsafeMutableRawPointer(base + count))
     }
 
     @inlinable mutating func appendLittleEndian(_ v: UInt64) {

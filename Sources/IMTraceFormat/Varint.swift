@@ -3,7 +3,7 @@ import IMWire
 /// LEB128 varints, zigzag, and the scaled time-delta code used by records.
 public enum Varint {
     /// The most bytes an unsigned 64-bit varint takes.
-    public static let maxLength = 10
+    public static let maxLength = LEB128.maxLength
 
     /// Zigzag maps small signed values to small unsigned ones: 0→0, -1→1, 1→2, -2→3 …
     @inlinable public static func zigzag(_ v: Int64) -> UInt64 {
