@@ -35,6 +35,13 @@ struct BenchReplay: ParsableCommand {
         var replayRecordsPerSecond: Double
         var coreFloorRecordsPerSecond: Double
         var replayToCoreRatio: Double
+        /// The recorded run's span: first to last record of any device (device time).
+        var captureSpanSeconds: Double
+        /// That span ÷ the full replay of every device's capture (issue 30's "replay ≥ 10,000×
+        /// capture time", measured the way its ~4,700× was).
+        var replayToCaptureTime: Double
+        /// Each capture's own span, summed over the devices, ÷ the same replay time.
+        var replayToPerDeviceCaptureTime: Double
         var recordWithRunSeconds: Double
         var runAloneSeconds: Double
     }
@@ -126,17 +133,24 @@ struct BenchReplay: ParsableCommand {
             }
             return n
         }
+        // Capture time as issue 30 measured it: the span of the run the captures record (first to
+        // last record of any device, device time), against replaying all of them.
+        let firsts = parsed.compactMap { $0.1.first?.t }, lasts = parsed.compactMap { $0.1.last?.t }
+        let span = Double((lasts.max() ?? 0) - (firsts.min() ?? 0)) / 1_000
+        let perDeviceSpan = Double(zip(firsts, lasts).reduce(Int64(0)) { $0 + ($1.1 - $1.0) }) / 1_000
         let report = Report(
             build: IMSimVersion.buildConfiguration, scenario: sc.name, devices: devices.count, records: records, captureBytes: totalBytes,
             zstdBytes: zstd.reduce(0) { $0 + $1.count }, readRecordsPerSecond: Double(records) / readTime,
             readMBPerSecond: Double(totalBytes) / readTime / 1e6, zstdReadRecordsPerSecond: Double(records) / zstdTime,
             replayRecordsPerSecond: Double(records) / replayTime, coreFloorRecordsPerSecond: Double(records) / coreTime,
-            replayToCoreRatio: coreTime / replayTime, recordWithRunSeconds: recordTime, runAloneSeconds: runTime)
+            replayToCoreRatio: coreTime / replayTime, captureSpanSeconds: span, replayToCaptureTime: span / replayTime,
+            replayToPerDeviceCaptureTime: perDeviceSpan / replayTime,
+            recordWithRunSeconds: recordTime, runAloneSeconds: runTime)
         if json { print(BenchFormat.json(report)); return }
         print("replay: \(sc.name) seed \(seed), \(devices.count) devices, \(records) records, \(totalBytes) bytes (\(report.zstdBytes) zstd) (\(IMSimVersion.buildConfiguration) build, best of \(repetitions))")
         print("  read + check          \(BenchFormat.rate(report.readRecordsPerSecond)) records/s  (\(String(format: "%.1f", report.readMBPerSecond)) MB/s)")
         print("  read + check (.zst)   \(BenchFormat.rate(report.zstdReadRecordsPerSecond)) records/s")
-        print("  replay (full)         \(BenchFormat.rate(report.replayRecordsPerSecond)) records/s")
+        print("  replay (full)         \(BenchFormat.rate(report.replayRecordsPerSecond)) records/s  → \(Int(report.replayToCaptureTime.rounded()))× capture time (the run's \(String(format: "%.1f", span)) s, all \(devices.count) captures replayed in \(String(format: "%.3f", replayTime)) s; goal ≥ 10,000×; \(Int(report.replayToPerDeviceCaptureTime.rounded()))× counting each capture's own span)")
         print("  core floor            \(BenchFormat.rate(report.coreFloorRecordsPerSecond)) records/s  → replay at \(String(format: "%.2f", report.replayToCoreRatio))× the core's own speed")
         print("  recording: run with \(devices.count) recorders \(String(format: "%.3f", recordTime)) s vs \(String(format: "%.3f", runTime)) s without (\(String(format: "%.2f", recordTime / runTime))×)")
     }
