@@ -134,6 +134,29 @@ import Testing
         #expect(pullKVs.last.map { $0.time > .zero + .seconds(7) } == true)
     }
 
+    // MARK: network loss heard before the socket fails (`noneNotified`)
+
+    /// alice is connected when her network goes, the OS telling her app first (`noneNotified`);
+    /// it comes back 2 s later.
+    @Test func networkLossNotifiedFirstIsHandledAndClean() throws {
+        let s = try duo("none-notified", duration: "20s", script: """
+            {"at": "5s", "device": "alice-phone", "action": "network", "state": "noneNotified"},
+            {"at": "7s", "device": "alice-phone", "action": "network", "state": "wifi"},
+            {"at": "9s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "back"}
+            """)
+        let (run, tap) = try runOracles(s)
+        expectClean(run)
+        let alice = try run.device("alice-phone")
+        // The premise: the SDK heard of the network on a live connection (no socket error read)
+        // and closed it itself in that input; it reconnected at once when the network came back.
+        let heard = try #require(tap.clientInputs(on: alice) { if case .networkChanged(false) = $0 { true } else { false } }.first)
+        #expect(heard.time == .zero + .seconds(5))
+        #expect(tap.clientInputs(on: alice) { if case .transport(.closed) = $0 { true } else { false } }.isEmpty)
+        #expect(tap.clientEffects(on: alice) { if case .closeConnection = $0 { true } else { false } }.contains { $0.index == heard.index })
+        let opens = tap.clientEffects(on: alice) { isOpen($0) }.map(\.time)
+        #expect(opens.count == 2 && opens.last == .zero + .seconds(7))
+    }
+
     // MARK: connect-outcome: token errors
 
     /// carol's token is expired (the scenario says so): she is refused with 31020.
