@@ -17,6 +17,12 @@ import SimKernel
 ///   device's monotonic clock). Not judged once the app went to the background during the call.
 ///   A call without a time limit never fails with 34006 (an earlier call's timer left armed).
 ///
+/// - The token (issue 21, sixth round): §5's token errors follow the token the scenario gave the
+///   user (`token`: valid by default — signed by the server's own signer for an account of the
+///   scenario, expiring a year after the start; `expired`; `revoked`, signed with another key).
+///   A valid token is never answered 31004 (token incorrect) or 31020 (token expired); an expired
+///   one never 31004, a revoked one never 31020. Users of a generated population have valid tokens.
+///
 /// A call starts at `connect()` when none is active (the SDK ignores a connect during one), and
 /// ends at `disconnect()` / `logout()`, at its `error`, at a status that says the SDK stopped on
 /// its own (kicked, signed out, timeout, token incorrect, banned; UNCONNECTED in the foreground —
@@ -41,6 +47,8 @@ final class ConnectOutcomeOracle: Oracle {
     }
     private var devices: [Device] = []
     private var reported: Set<Int> = []
+    /// The scenario's token state per declared user (others: valid).
+    private var tokenStates: [String: UserSpec.TokenState]?
 
     init(suite: OracleSuite) { self.suite = suite }
 
@@ -91,6 +99,7 @@ final class ConnectOutcomeOracle: Oracle {
                 }
                 devices[d].owed = false
             case .connectError(let code):
+                checkToken(world, d, code)
                 if code == IMErrorCode.connectTimeLimit.rawValue, devices[d].owed, devices[d].active || wasActive, devices[d].limit == 0 {
                     report(d, "connect() without a time limit failed with 34006 (connect time limit reached)")
                 }
@@ -107,6 +116,10 @@ final class ConnectOutcomeOracle: Oracle {
             case .connectionStatus(let s):
                 switch s {
                 case .connected: statusConnected = true
+                case .tokenIncorrect:
+                    // Also a reconnection's refusal (no connectError then): judged for valid tokens.
+                    checkToken(world, d, nil)
+                    devices[d].active = false
                 case .connecting, .networkUnavailable: break
                 // In the background UNCONNECTED is the background close (the call resumes at
                 // foreground); otherwise the SDK stopped on its own.
@@ -121,6 +134,29 @@ final class ConnectOutcomeOracle: Oracle {
             report(d, "the SDK reported CONNECTED for the app's connect() call but did not tell the app success(userId)")
             devices[d].owed = false
         }
+    }
+
+    /// A token error that contradicts the token the scenario gave the device's user.
+    /// `code` nil: the status TOKEN_INCORRECT (either token error).
+    private func checkToken(_ world: World, _ d: Int, _ code: Int32?) {
+        let incorrect = IMErrorCode.tokenIncorrect.rawValue, expired = IMErrorCode.tokenExpired.rawValue
+        guard code == nil || code == incorrect || code == expired else { return }
+        if tokenStates == nil {
+            tokenStates = [:]
+            for u in world.scenario.users { tokenStates![u.id] = u.token }
+        }
+        let user = world.userId(ofDevice: d)
+        let state = tokenStates![user] ?? .valid
+        let wrong = switch state {
+        case .valid: true
+        case .expired: code == incorrect
+        case .revoked: code == expired
+        }
+        guard wrong else { return }
+        let what = code.map { "connect() failed with \($0) (\($0 == incorrect ? "token incorrect" : "token expired"))" }
+            ?? "the SDK reported TOKEN_INCORRECT"
+        report(d, "\(what), but \(user)'s token is "
+               + "\(state == .valid ? "a valid one the server signed for that account" : "\(state.rawValue)") (the scenario's token state)")
     }
 
     func world(_ world: World, note: WorldNote) {

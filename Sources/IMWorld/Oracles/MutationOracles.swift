@@ -3,11 +3,11 @@
 enum MutationOracles {
     static let names: [String] = [RecallWindowOracle.oracleName, ApiAnswerOracle.oracleName, ConnectOutcomeOracle.oracleName,
                                   KVReadOracle.oracleName, SensitiveWordOracle.oracleName,
-                                  RemoteHistoryOracle.oracleName]
+                                  RemoteHistoryOracle.oracleName, OneRoomOracle.oracleName]
 
     static func make(suite: OracleSuite) -> [any Oracle] {
         [RecallWindowOracle(suite: suite), ApiAnswerOracle(suite: suite), ConnectOutcomeOracle(suite: suite),
          KVReadOracle(suite: suite), SensitiveWordOracle(suite: suite),
-         RemoteHistoryOracle(suite: suite)]
+         RemoteHistoryOracle(suite: suite), OneRoomOracle(suite: suite)]
     }
 }

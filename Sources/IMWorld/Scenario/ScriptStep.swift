@@ -135,7 +135,7 @@ public struct ScriptStep: Codable, Sendable, Equatable {
         case .network:
             let s = try c.decode(String.self, forKey: .state)
             guard let state = NetworkState(rawValue: s) else {
-                throw DecodingError.dataCorruptedError(forKey: .state, in: c, debugDescription: "network state must be wifi, cellular or none")
+                throw DecodingError.dataCorruptedError(forKey: .state, in: c, debugDescription: "network state must be wifi, cellular, none or noneNotified")
             }
             action = .network(state)
         case .clockStep:
@@ -280,6 +280,14 @@ public enum RemoteHistoryCursor: Sendable, Equatable {
 
 public enum NetworkState: String, Codable, Sendable, Equatable {
     case wifi, cellular, none
+    /// No network, the app told first: the OS's notice (a path monitor) comes while the SDK's
+    /// socket has not failed yet, so the SDK hears "no network" on a live connection and closes it
+    /// itself; the socket's own error is never read. (`none`: the socket fails first, then the
+    /// notice.)
+    case noneNotified
+
+    /// The interface is up (wifi or cellular).
+    public var isUp: Bool { self == .wifi || self == .cellular }
 }
 
 public struct SendSpec: Sendable, Equatable {

@@ -189,10 +189,18 @@ extension World {
         clientInput(d, .lifecycle(.foreground))
     }
 
-    func setNetwork(_ d: Int, up: Bool, changeInterface: Bool = false) {
+    func setNetwork(_ d: Int, up: Bool, changeInterface: Bool = false, notifiedFirst: Bool = false) {
         if !up {
             guard network.isInterfaceUp(device: d) else { return }
             network.setInterface(device: d, up: false)
+            if notifiedFirst {
+                // The socket is dead (nothing more crosses it) but the SDK hears of the network
+                // first and closes it itself: its error is never delivered.
+                _ = network.dropLocal(device: d)
+                note(.network(device: d, up: false))
+                clientInput(d, .networkChanged(available: false))
+                return
+            }
             dropLocalConnection(d)
             note(.network(device: d, up: false))
             clientInput(d, .networkChanged(available: false))

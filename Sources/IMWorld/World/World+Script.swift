@@ -118,7 +118,7 @@ extension World {
             if let d { appStart(d) }
         case .network(let state):
             guard let d else { return }
-            setNetwork(d, up: state != .none, changeInterface: state != .none)
+            setNetwork(d, up: state.isUp, changeInterface: state.isUp, notifiedFirst: state == .noneNotified)
         case .clockStep(let by):
             guard let d else { return }
             devices[d].clock.step(byMs: by.milliseconds)

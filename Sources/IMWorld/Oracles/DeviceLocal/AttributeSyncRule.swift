@@ -15,6 +15,15 @@ import SimKernel
 /// across a reconnect (it is the post-*join* sync). The debt is void when a `pullKV` of that
 /// connection got no QUERYACK within the request timeout (wire-protocol §1.5: the request
 /// fails; the spec defines no retry, so reads stay 34004 until the next join or rejoin).
+///
+/// The synced cache is kept valid across a reconnect only by a refresh (issue 21, sixth round):
+/// attribute changes are announced by a `pullKV` notify to the room's *online* members (§6: no
+/// offline cache), so a device that was away missed them. A rejoin (`joinChrmR` answered with
+/// status 0) of a room whose attributes were synced owes a `pullKV` written on that connection
+/// after the answer, within `grace` — else reads go on answering the attributes of before the
+/// outage, without 34004. Void as above (a pullKV of the connection unanswered for the request
+/// timeout: a refresh queued behind it is never sent), and when the connection ends or the app
+/// leaves the room.
 public struct AttributeSyncRule: Sendable {
     public struct Finding: Sendable, Equatable {
         public var room: String
@@ -23,10 +32,24 @@ public struct AttributeSyncRule: Sendable {
         public var at: Int64
         /// An app read answered 34004 (else: the deadline passed).
         public var readRefused: Bool
+        /// A rejoin of a synced room wrote no refreshing `pullKV` (else: the post-join sync).
+        public var refreshMissing = false
+
+        public init(room: String, since: Int64, at: Int64, readRefused: Bool, refreshMissing: Bool = false) {
+            self.room = room
+            self.since = since
+            self.at = at
+            self.readRefused = readRefused
+            self.refreshMissing = refreshMissing
+        }
 
         /// The report text; `sinceText` is `since` as the caller prints times.
         public func detail(sinceText: String) -> String {
             let late = SimDuration(nanoseconds: at - since)
+            if refreshMissing {
+                return "chatroom \(room): rejoined at \(sinceText) with its attributes synced before the outage, but no pullKV " +
+                       "followed in \(late): changes announced while the device was away never reach its cache"
+            }
             return readRefused
                 ? "getChatroomKV(\(room)) → 34004 (not synced) \(late) after the join completed at \(sinceText): the post-join attribute sync never happened"
                 : "chatroom \(room): attributes still not synced \(late) after the join completed at \(sinceText) on a connection that " +
@@ -51,8 +74,14 @@ public struct AttributeSyncRule: Sendable {
         requestTimeout = requestTimeoutNanoseconds
     }
 
+    /// Rejoins of synced rooms owing their refreshing pullKV, room → when the rejoin was answered.
+    private var refreshOwed: [String: Int64] = [:]
+
     /// Earliest time a debt can fall due (nil when nothing is owed).
-    public var nextDue: Int64? { owed.values.min().map { $0 + Self.grace } }
+    public var nextDue: Int64? {
+        let first = Swift.min(owed.values.min() ?? .max, refreshOwed.values.min() ?? .max)
+        return first == .max ? nil : first + Self.grace
+    }
 
     /// A new SDK instance (app start or kill): no room, no cache.
     public mutating func appRestarted() {
@@ -64,6 +93,7 @@ public struct AttributeSyncRule: Sendable {
 
     private mutating func connectionEnded() {
         owed = [:]
+        refreshOwed = [:]
         pullKV = [:]
         rejoins = [:]
         pullKVFailed = false
@@ -81,9 +111,12 @@ public struct AttributeSyncRule: Sendable {
         case .transport(.bytes):
             for case .queryAck(let a) in inbound {
                 if let sent = pullKV.removeValue(forKey: a.messageId), t - sent >= requestTimeout { pullKVFailed = true }
-                if rejoins.removeValue(forKey: a.messageId) != nil, a.status == 0, let room = appRoom, !synced.contains(room),
-                   owed[room] == nil {
-                    owed[room] = t
+                if rejoins.removeValue(forKey: a.messageId) != nil, a.status == 0, let room = appRoom {
+                    if !synced.contains(room) {
+                        if owed[room] == nil { owed[room] = t }
+                    } else {
+                        refreshOwed[room] = t
+                    }
                 }
             }
         default:
@@ -99,7 +132,11 @@ public struct AttributeSyncRule: Sendable {
             switch e {
             case .send(_, let frames):
                 for f in frames where f.type == .query {
-                    if f.topic == Topic.pullKV.rawValue { pullKV[f.messageId] = t }
+                    if f.topic == Topic.pullKV.rawValue {
+                        pullKV[f.messageId] = t
+                        // The frame names no room: one room at a time (the SDK's default).
+                        refreshOwed = [:]
+                    }
                     if f.topic == Topic.joinChrmR.rawValue { rejoins[f.messageId] = t }
                 }
             case .closeConnection:
@@ -123,6 +160,7 @@ public struct AttributeSyncRule: Sendable {
                  .callback(.chatroomJoinFailed(let room, _)):
                 if appRoom == room { appRoom = nil }
                 owed[room] = nil
+                refreshOwed[room] = nil
                 synced.remove(room)
             default:
                 break
@@ -144,6 +182,12 @@ public struct AttributeSyncRule: Sendable {
             owed[room] = nil
             guard appRoom == room, !excused(at: t) else { continue }
             out.append(Finding(room: room, since: since, at: t, readRefused: false))
+        }
+        for room in refreshOwed.keys.sorted() {
+            guard let since = refreshOwed[room], since + Self.grace <= t else { continue }
+            refreshOwed[room] = nil
+            guard appRoom == room, !excused(at: t) else { continue }
+            out.append(Finding(room: room, since: since, at: t, readRefused: false, refreshMissing: true))
         }
         return out
     }
