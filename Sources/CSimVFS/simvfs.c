@@ -392,7 +392,11 @@ static int x_check_reserved(sqlite3_file *pf, int *out) {
 
 static int x_file_control(sqlite3_file *pf, int op, void *arg) { (void)pf; (void)op; (void)arg; return SQLITE_NOTFOUND; }
 static int x_sector_size(sqlite3_file *pf) { (void)pf; return SECTOR; }
-static int x_device_chars(sqlite3_file *pf) { (void)pf; return 0; }
+// Power-safe overwrite: a power loss never changes bytes not written since the last sync (the
+// undo copies put back only what was written; a torn sector's unwritten bytes are its synced
+// ones) — what SQLite's unix VFS also claims by default, as on Android. No ATOMIC*, SEQUENTIAL
+// or SAFE_APPEND: torn writes keep any subset of sectors, in any order (Docs/store.md).
+static int x_device_chars(sqlite3_file *pf) { (void)pf; return SQLITE_IOCAP_POWERSAFE_OVERWRITE; }
 
 // ---- wal-index (shared memory) ----
 static void shm_free(shmset *s) {
