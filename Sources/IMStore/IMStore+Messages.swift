@@ -175,19 +175,16 @@ extension IMStore {
         }
     }
 
-    /// Inserts a row; nil when (messageUId, uidCopy) is already stored. The messageId is one past
-    /// the largest stored id or the floor, whichever is greater (Schema.version2: the ids
-    /// `AUTOINCREMENT` gave, without its per-insert `sqlite_sequence` write).
+    /// Inserts a row; nil when (messageUId, uidCopy) is already stored.
     func insertRow(
         uid: String?, uidCopy: Int64, conversation: ConversationKey, sender: String, direction: MessageDirection,
         objectName: String, content: String, extra: String?, sentTime: Int64, receivedTime: Int64,
         sentStatus: SentStatus, receivedStatus: ReceivedStatus, flags: MessageFlags, clientUniqueId: Int64?
     ) throws -> Int64? {
-        let id: Int64? = try connection.with("""
-            INSERT INTO messages (messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName,
+        try connection.with("""
+            INSERT INTO messages (messageUId, conversationType, targetId, senderUserId, direction, objectName,
                 content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId, uidCopy)
-            VALUES ((SELECT MAX(IFNULL((SELECT MAX(messageId) FROM messages), 0), value) + 1 FROM message_id_floor),
-                ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             ON CONFLICT DO NOTHING
             """) { s in
             try s.bind(uid, at: 1)
@@ -206,12 +203,5 @@ extension IMStore {
             try s.bind(uidCopy, at: 15)
             return try s.run() == 1 ? connection.lastInsertRowid : nil
         }
-        if id == nil {
-            // AUTOINCREMENT used up an id on a refused insert; keep the ids it would give.
-            try connection.with("""
-                UPDATE message_id_floor SET value = MAX(value, IFNULL((SELECT MAX(messageId) FROM messages), 0)) + 1
-                """) { s in _ = try s.run() }
-        }
-        return id
     }
 }

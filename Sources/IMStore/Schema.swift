@@ -10,12 +10,7 @@ public enum Schema {
     public static var currentVersion: Int { migrations.count }
 
     /// Migration scripts; index 0 is version 1.
-    static let migrations: [String] = [version1, version2]
-
-    /// The current schema in one script, for an empty database (a fresh install): the same
-    /// tables, indexes and trigger the migrations arrive at, without version 2's table rebuild.
-    static let latest = version1.replacing("messageId INTEGER PRIMARY KEY AUTOINCREMENT,", with: "messageId INTEGER PRIMARY KEY,")
-        + messageIdFloorTable + "INSERT INTO message_id_floor (only, value) VALUES (1, 0);\n" + messageIdFloorTrigger
+    static let migrations: [String] = [version1]
 
     /// Brings `connection` to `currentVersion`.
     public static func migrate(_ connection: SQLiteConnection) throws {
@@ -27,13 +22,6 @@ public enum Schema {
         }
         guard found >= 0 else {
             throw StoreError(code: SQLITE_CORRUPT, message: "negative schema version \(found)")
-        }
-        if found == 0, try connection.isEmpty() {
-            try connection.transaction {
-                try connection.execute(latest)
-                try connection.execute("PRAGMA user_version = \(currentVersion)")
-            }
-            return
         }
         var version = found
         while version < currentVersion {
@@ -56,7 +44,6 @@ public enum Schema {
     /// The store keeps "some row of a messageUId has copy 0" true across deletes.
     /// `AUTOINCREMENT` keeps messageIds increasing and never reused, also after deleting the
     /// newest rows (chatroom quit, clear history), so a stale messageId never names a new message.
-    /// (Version 2 keeps the same ids without it: `version2`.)
     ///
     /// Indexes, and the queries that need them:
     /// - `messages_by_uid` (unique, partial): dedup on receive, recall by messageUId, duplicate oracle.
@@ -123,68 +110,5 @@ public enum Schema {
             updateTime INTEGER NOT NULL,
             PRIMARY KEY (roomId, key)
         ) WITHOUT ROWID;
-        """
-
-    /// Version 2: messageIds without `AUTOINCREMENT`, same ids (issue 28).
-    ///
-    /// `AUTOINCREMENT` rewrites the `sqlite_sequence` row on every insert: one more page written
-    /// per transaction (a WAL frame on a device, a journal page in memory), ~1 of 7 in a receive.
-    /// The same ids come from the largest messageId as SQLite's plain rowid gives it, raised to a
-    /// floor that only deletes and refused inserts move:
-    /// - a deleted row's id raises `message_id_floor` (trigger), so a deleted newest id is never
-    ///   handed out again;
-    /// - an insert refused by `ON CONFLICT DO NOTHING` raises it by one past the current ids
-    ///   (`IMStore.insertRow`), as `AUTOINCREMENT` consumed an id for it.
-    /// So the next id is always max(rows' largest id, floor) + 1 = what `AUTOINCREMENT` gave:
-    /// every messageId, and every digest, is unchanged. The rebuild keeps rows and ids; the
-    /// floor starts at the old `sqlite_sequence` value.
-    static let version2 = messageIdFloorTable + """
-        INSERT INTO message_id_floor (only, value)
-            VALUES (1, IFNULL((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0));
-        CREATE TABLE messages_v2 (
-            messageId INTEGER PRIMARY KEY,
-            messageUId TEXT,
-            uidCopy INTEGER NOT NULL DEFAULT 0 CHECK (uidCopy >= 0),
-            conversationType INTEGER NOT NULL,
-            targetId TEXT NOT NULL CHECK (targetId <> ''),
-            senderUserId TEXT NOT NULL,
-            direction INTEGER NOT NULL CHECK (direction IN (1, 2)),
-            objectName TEXT NOT NULL,
-            content TEXT NOT NULL,
-            extra TEXT,
-            sentTime INTEGER NOT NULL,
-            receivedTime INTEGER NOT NULL,
-            sentStatus INTEGER NOT NULL CHECK (sentStatus IN (10, 20, 30, 40, 50, 60, 70)),
-            receivedStatus INTEGER NOT NULL DEFAULT 0,
-            flags INTEGER NOT NULL DEFAULT 0,
-            clientUniqueId INTEGER
-        );
-        INSERT INTO messages_v2 SELECT * FROM messages;
-        DROP TABLE messages;
-        ALTER TABLE messages_v2 RENAME TO messages;
-        CREATE UNIQUE INDEX messages_by_uid ON messages (messageUId, uidCopy) WHERE messageUId IS NOT NULL;
-        CREATE INDEX messages_by_conversation_time ON messages (conversationType, targetId, sentTime);
-        CREATE INDEX messages_by_conversation ON messages (conversationType, targetId);
-        """ + messageIdFloorTrigger
-
-    /// The floor under the next messageId (version 2): one row.
-    static let messageIdFloorTable = """
-
-        CREATE TABLE message_id_floor (
-            only INTEGER PRIMARY KEY CHECK (only = 1),
-            value INTEGER NOT NULL
-        );
-
-        """
-
-    /// A deleted row's id raises the floor (per row; deletes are rare next to inserts).
-    static let messageIdFloorTrigger = """
-
-        CREATE TRIGGER messages_raise_id_floor AFTER DELETE ON messages
-        WHEN old.messageId > (SELECT value FROM message_id_floor)
-        BEGIN
-            UPDATE message_id_floor SET value = old.messageId;
-        END;
-
         """
 }

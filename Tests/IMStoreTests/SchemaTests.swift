@@ -20,15 +20,14 @@ import Testing
         let path = dir.appendingPathComponent("empty.db").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))  // a zero-byte file, as a fresh app finds it
         let s = try IMStore.file(path)
-        #expect(Schema.currentVersion == 2)
-        #expect(try s.schemaVersion() == 2)
-        #expect(try names(s, "table") == ["chatroom_kv", "chatrooms", "conversations", "cursors", "message_id_floor", "messages"])
-        #expect(try names(s, "trigger") == ["messages_raise_id_floor"])
+        #expect(Schema.currentVersion == 1)
+        #expect(try s.schemaVersion() == 1)
+        #expect(try names(s, "table") == ["chatroom_kv", "chatrooms", "conversations", "cursors", "messages"])
         #expect(try names(s, "index") == ["messages_by_conversation", "messages_by_conversation_time", "messages_by_uid"])
         s.close()
         // Reopening does not migrate again (a second CREATE TABLE would fail).
         let again = try IMStore.file(path)
-        #expect(try again.schemaVersion() == 2)
+        #expect(try again.schemaVersion() == 1)
         #expect(try again.totalMessageCount() == 0)
     }
 

@@ -105,7 +105,7 @@ import Testing
         #expect(b > a)
         _ = try s.deleteMessages(ids: [b])
         let c = try store(s, incoming("C", at: 3))
-        #expect(c > b, "a deleted newest id is not handed out again (message_id_floor)")
+        #expect(c > b, "AUTOINCREMENT: a deleted newest id is not handed out again")
     }
 }
 

@@ -179,14 +179,6 @@ public final class SQLiteConnection {
         }
     }
 
-    /// Whether the database holds no schema object at all (a new file or memory database).
-    public func isEmpty() throws -> Bool {
-        try with("SELECT NOT EXISTS (SELECT 1 FROM sqlite_master)") { s in
-            _ = try s.step()
-            return s.int(0) == 1
-        }
-    }
-
     /// Rowid of the last successful INSERT on this connection.
     public var lastInsertRowid: Int64 {
         db.map { sqlite3_last_insert_rowid($0) } ?? 0
