@@ -16,7 +16,7 @@ struct Chatroom: Sendable {
     var history: [MessageRecord] = []
     /// Messages that fell out of `history` (newest last, at most `evictedLimit`): a pull whose
     /// cursor is older than them has missed them for good — reported as ring-overflow drops.
-    private(set) var evicted: [(uid: String, dataTime: Int64, senderDeviceId: String?)] = []
+    private(set) var evicted: [(uid: String, dataTime: Int64, senderUserId: String, senderDeviceId: String?)] = []
     static let evictedLimit = 1000
     var quota = ChatroomQuota()
     var kv = ChatroomKV()
@@ -88,7 +88,7 @@ struct Chatroom: Sendable {
         history.append(m)
         let excess = history.count - max(0, limit)
         if excess > 0 {
-            for old in history.prefix(excess) { evicted.append((old.uid, old.dataTime, old.senderDeviceId)) }
+            for old in history.prefix(excess) { evicted.append((old.uid, old.dataTime, old.senderUserId, old.senderDeviceId)) }
             history.removeFirst(excess)
             if evicted.count > Self.evictedLimit { evicted.removeFirst(evicted.count - Self.evictedLimit) }
         }

@@ -9,6 +9,12 @@ struct Session: Sendable, Hashable {
     /// The device's index in the user's device list (`UserRecord.devices`).
     let deviceIndex: Int32
     let openedAt: Int64
+
+    /// Whether a message from (user, device) is this session's own: never served back to it by a
+    /// chatroom pull, never reported lost to it. Both ids: a device id names a device of one user.
+    func sent(by senderUserId: String, _ senderDeviceId: String?) -> Bool {
+        senderUserId == userId && senderDeviceId == deviceId
+    }
 }
 
 /// Server-side state of one transport connection.

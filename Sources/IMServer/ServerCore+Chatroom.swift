@@ -217,14 +217,14 @@ extension ServerCore {
             // The device asks for everything after its cursor, but the ring already dropped some of
             // it: those messages are lost to this device, and we say so.
             let conv = ConversationKey(.chatroom, room.id)
-            for e in room.evicted where e.dataTime > req.syncTime && e.senderDeviceId != s.deviceId {
+            for e in room.evicted where e.dataTime > req.syncTime && !s.sent(by: e.senderUserId, e.senderDeviceId) {
                 emit(.dropped(messageUId: e.uid, conversation: conv, userId: s.userId, reason: .chatroomRingOverflow))
             }
         }
         var page: [MessageRecord] = []
         if count > 0 {
             for m in room.history.reversed() where m.dataTime > req.syncTime {
-                if m.senderUserId == s.userId && m.senderDeviceId == s.deviceId { continue }
+                if s.sent(by: m.senderUserId, m.senderDeviceId) { continue }
                 page.append(m)
                 if page.count == count { break }
             }
@@ -236,11 +236,11 @@ extension ServerCore {
             // out of the ring — is lost to it (the protocol's, not a fault), and we say so.
             let conv = ConversationKey(.chatroom, room.id)
             let shown = Set(page.map(\.uid))
-            for e in room.evicted where e.dataTime > joinedAt && e.senderDeviceId != s.deviceId {
+            for e in room.evicted where e.dataTime > joinedAt && !s.sent(by: e.senderUserId, e.senderDeviceId) {
                 emit(.dropped(messageUId: e.uid, conversation: conv, userId: s.userId, reason: .chatroomJoinCount))
             }
             for m in room.history where m.dataTime > joinedAt && !shown.contains(m.uid)
-                && !(m.senderUserId == s.userId && m.senderDeviceId == s.deviceId) {
+                && !s.sent(by: m.senderUserId, m.senderDeviceId) {
                 emit(.dropped(messageUId: m.uid, conversation: conv, userId: s.userId, reason: .chatroomJoinCount))
             }
         }
