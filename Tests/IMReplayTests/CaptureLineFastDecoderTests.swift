@@ -234,3 +234,19 @@ import IMCapture
         }
     }
 }
+
+/// A violation's message path is kept as values and written only for the report: the texts are
+/// the ones the replay always wrote (B1's duplicate in the sample capture, as `imsim replay`
+/// printed it before the change).
+@Suite struct ReplayPathTextTests {
+    @Test func aDuplicatesPathReadsAsBefore() throws {
+        let report = try Replayer(path: tracePath("Traces/captures/dedup-b1.jsonl")).run()
+        let v = try #require(report.violations.first { $0.oracle == "no-duplicate" && $0.messageUId == "BK00-0000-0000-0002" })
+        #expect(v.path == [
+            "line 13 t=+0.250s  server sent it in s_msg (direct delivery): private:bob RC:TxtMsg from bob, dataTime 1767225601200",
+            "line 13 t=+0.250s  replayed core stored it as messageId 1 RECEIVE",
+            "line 13 t=+0.250s  onReceived (messageId 1, left=0 offline=false hasPackage=false)",
+            "line 16 t=+0.310s  server sent it in pullMsg page: private:bob RC:TxtMsg from bob, dataTime 1767225601200",
+        ])
+    }
+}
