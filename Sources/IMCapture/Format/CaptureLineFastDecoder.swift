@@ -191,9 +191,11 @@ enum CaptureLineFastDecoder {
         let start = j
         var v: Int64 = 0
         while j < b.count, b[j] >= 0x30, b[j] <= 0x39 {
+            // 18 digits cannot overflow; a 19th goes to the general path (checked before the
+            // multiplication, which would trap).
+            guard j - start < 18 else { return nil }
             v = v * 10 + Int64(b[j] - 0x30)
             j += 1
-            if j - start > 18 { return nil }
         }
         // A leading zero ("01") is not JSON; the general parser names it.
         guard j > start, !(b[start] == 0x30 && j - start > 1), j < b.count,
