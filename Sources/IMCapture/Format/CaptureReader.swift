@@ -77,14 +77,32 @@ public final class CaptureReader {
     public private(set) var tornTail: CaptureError?
 
     private func decodeLine(_ bytes: [UInt8], line: Int) throws(CaptureError) -> CaptureRecord {
+        let record = try Self.decodeRecord(bytes, line: line)
+        try check(record)
+        return record
+    }
+
+    /// One record line, on its own (no checks across lines): the typed fast path for the common
+    /// lines, the general path for every other line and for every error.
+    package static func decodeRecord(_ bytes: [UInt8], line: Int) throws(CaptureError) -> CaptureRecord {
+        if let r = CaptureLineFastDecoder.decode(bytes, line: line) { return r }
+        return try decodeRecordGeneral(bytes, line: line)
+    }
+
+    /// The general path: a `JSONValue` tree read field by field (what `decodeRecord` must agree
+    /// with; tests decode lines both ways).
+    package static func decodeRecordGeneral(_ bytes: [UInt8], line: Int) throws(CaptureError) -> CaptureRecord {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { throw CaptureError(.emptyLine, line: line, "empty line") }
         let value: JSONValue
         do { value = try JSONValue.parse(bytes) } catch {
             throw CaptureError(.badJSON, line: line, "not a JSON object: \(error)")
         }
-        let record = try CaptureLineCodec.decode(value, line: line)
-        try check(record)
-        return record
+        return try CaptureLineCodec.decode(value, line: line)
+    }
+
+    /// The typed fast path alone: nil for a line it leaves to the general path.
+    package static func decodeRecordFast(_ bytes: [UInt8], line: Int) -> CaptureRecord? {
+        CaptureLineFastDecoder.decode(bytes, line: line)
     }
 
     /// Reads every remaining record (for captures that fit in memory: tests, lift).

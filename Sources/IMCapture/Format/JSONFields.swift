@@ -8,7 +8,11 @@ struct FieldReader {
     let line: Int
     /// Prefix for nested field names (`message.`).
     let prefix: String
-    private var used: Set<String> = []
+    /// Which members were asked for, by index (keys are unique: the parser refuses duplicates).
+    /// A bit per member up to 64, an array beyond (a hashed `Set<String>` of keys was a third of
+    /// decoding a line).
+    private var usedBits: UInt64 = 0
+    private var usedMore: [Bool] = []
 
     init(_ value: JSONValue, line: Int, prefix: String = "", what: String) throws(CaptureError) {
         guard case .object(let m) = value else {
@@ -22,9 +26,20 @@ struct FieldReader {
 
     func has(_ key: String) -> Bool { members.contains { $0.key == key } }
 
+    private mutating func markUsed(_ i: Int) {
+        if i < 64 { usedBits |= 1 << UInt64(i); return }
+        if usedMore.isEmpty { usedMore = Array(repeating: false, count: members.count) }
+        usedMore[i] = true
+    }
+
+    private func isUsed(_ i: Int) -> Bool {
+        i < 64 ? usedBits & (1 << UInt64(i)) != 0 : (!usedMore.isEmpty && usedMore[i])
+    }
+
     private mutating func raw(_ key: String) -> JSONValue? {
-        used.insert(key)
-        return members.first { $0.key == key }?.value
+        guard let i = members.firstIndex(where: { $0.key == key }) else { return nil }
+        markUsed(i)
+        return members[i].value
     }
 
     func fail(_ key: String, _ kind: CaptureError.Kind, _ msg: String) -> CaptureError {
@@ -113,11 +128,14 @@ struct FieldReader {
     }
 
     /// Marks informational fields as known (they are not interpreted).
-    mutating func ignore(_ keys: String...) { for k in keys { used.insert(k) } }
+    mutating func ignore(_ keys: String...) { for k in keys { _ = raw(k) } }
 
     /// Fails on a field this record does not define.
     func finish() throws(CaptureError) {
-        for m in members where !used.contains(m.key) {
+        for (i, m) in members.enumerated() where !isUsed(i) {
+            // A repeated key (only in a value built in memory: the parser refuses them) counts as
+            // used when one of its copies was, as the set of used keys had it.
+            if members.indices.contains(where: { isUsed($0) && members[$0].key == m.key }) { continue }
             throw fail(m.key, .invalidField, "unknown field for this record")
         }
     }

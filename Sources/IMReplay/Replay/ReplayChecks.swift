@@ -110,16 +110,41 @@ final class ReplayChecks {
         guard violations.count < maxViolations else { return }
         violations.append(ReplayViolation(oracle: oracle, line: line, t: t, time: relativeTime(t, startMs),
                                           conversation: conversation?.description, messageUId: uid, detail: detail,
-                                          path: uid.map { paths[$0] ?? [] } ?? []))
+                                          path: uid.map { (paths[$0] ?? []).map { $0.text(startMs: startMs) } } ?? []))
     }
 
     // MARK: - Message paths
 
-    private var paths: [String: [String]] = [:]
+    private var paths: [String: [PathStep]] = [:]
 
-    func step(_ uid: String, line: Int, t: Int64, _ what: String) {
+    /// One step of a message's path, kept as values: its text is built only when a violation
+    /// shows the path (building every step's text was a tenth of a replay's checks).
+    struct PathStep {
+        enum What {
+            case text(() -> String)
+            case stored(messageId: Int64, send: Bool, isNew: Bool)
+            case sendResult(messageId: Int64, sentTime: Int64)
+            case received(messageId: Int64, left: Int, offline: Bool, hasPackage: Bool)
+        }
+        var line: Int
+        var t: Int64
+        var what: What
+
+        func text(startMs: Int64) -> String {
+            let w = switch what {
+            case .text(let s): s()
+            case .stored(let id, let send, let isNew): "replayed core stored it as messageId \(id) \(send ? "SEND" : "RECEIVE")\(isNew ? "" : " (update)")"
+            case .sendResult(let id, let sentTime): "sendResult ok for messageId \(id), sentTime \(sentTime)"
+            case .received(let id, let left, let offline, let hasPackage):
+                "onReceived (messageId \(id), left=\(left) offline=\(offline) hasPackage=\(hasPackage))"
+            }
+            return "line \(line) t=\(relativeTime(t, startMs))  \(w)"
+        }
+    }
+
+    func step(_ uid: String, line: Int, t: Int64, _ what: PathStep.What) {
         guard paths[uid, default: []].count < 64 else { return }
-        paths[uid, default: []].append("line \(line) t=\(relativeTime(t, startMs))  \(what)")
+        paths[uid, default: []].append(PathStep(line: line, t: t, what: what))
     }
 
     /// A message the server sent (from the captured frames).
@@ -134,7 +159,7 @@ final class ReplayChecks {
         }
         if case .direct = m.via { directLine = m.line }
         if case .pull = m.via { pullLine = m.line }
-        step(uid, line: m.line, t: m.t, "server sent it in \(via): \(m.conversation) \(m.objectName) from \(m.senderUserId), dataTime \(m.dataTime)")
+        step(uid, line: m.line, t: m.t, .text({ "server sent it in \(via): \(m.conversation) \(m.objectName) from \(m.senderUserId), dataTime \(m.dataTime)" }))
     }
 
     // MARK: - Process
@@ -216,14 +241,14 @@ final class ReplayChecks {
             switch e {
             // message paths
             case .note(.stored(let id, let uid?, _, _, let dir, let isNew)):
-                step(uid, line: line, t: t, "replayed core stored it as messageId \(id) \(dir == .send ? "SEND" : "RECEIVE")\(isNew ? "" : " (update)")")
+                step(uid, line: line, t: t, .stored(messageId: id, send: dir == .send, isNew: isNew))
             case .callback(.sendResult(let id, let uid?, let sentTime, nil)):
-                step(uid, line: line, t: t, "sendResult ok for messageId \(id), sentTime \(sentTime)")
+                step(uid, line: line, t: t, .sendResult(messageId: id, sentTime: sentTime))
             case .note(.skipped(let uid?, _, let reason)):
-                step(uid, line: line, t: t, "replayed core skipped it: \(reason)")
+                step(uid, line: line, t: t, .text({ "replayed core skipped it: \(reason)" }))
             case .callback(.received(let m, let left, let offline, let hasPackage)):
                 guard let uid = m.messageUId else { continue }
-                step(uid, line: line, t: t, "onReceived (messageId \(m.messageId), left=\(left) offline=\(offline) hasPackage=\(hasPackage))")
+                step(uid, line: line, t: t, .received(messageId: m.messageId, left: left, offline: offline, hasPackage: hasPackage))
             case .note(.syncState(_, let to, _)):
                 syncState = to
             case .note(.cursor(let cursorName, let value)) where cursorName == SyncCursor.inbox.name:
