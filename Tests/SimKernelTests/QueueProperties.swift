@@ -29,6 +29,7 @@ import Testing
                     if let e = q.popMin() { popped.append(e.payload) }
                 }
                 #expect(q.liveCount == model.count)
+                #expect(q.checkInvariants())
             }
             model.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
             expected += model.map(\.seq)
