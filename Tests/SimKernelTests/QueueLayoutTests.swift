@@ -69,16 +69,19 @@ final class QueueBox {
                 }
                 for w in wheels {
                     #expect(w.q.liveCount == heap.liveCount)
-                    #expect(w.q.checkInvariants())
+                    let consistent = w.q.checkInvariants()
+                    #expect(consistent)
                 }
-                #expect(heap.checkInvariants())
+                let consistent = heap.checkInvariants()
+                #expect(consistent)
             }
             var rest: [UInt64] = []
             while let e = heap.popMin() { rest.append(e.sequence) }
             for i in wheels.indices {
                 var got: [UInt64] = []
                 while let e = wheels[i].q.popMin() { got.append(e.sequence) }
-                #expect(wheels[i].q.checkInvariants() && wheels[i].q.heapCount == 0)
+                let consistent = wheels[i].q.checkInvariants(), held = wheels[i].q.heapCount
+                #expect(consistent && held == 0)
                 #expect(got == rest)
             }
         }
@@ -94,7 +97,8 @@ final class QueueBox {
         }
         #expect(q.liveCount == 1)
         #expect(q.heapCount <= 4 * q.liveCount + 4096 + 1)
-        #expect(q.checkInvariants())
+        let consistent = q.checkInvariants()
+        #expect(consistent)
         #expect(q.popMin()?.sequence == keep.sequence)
         #expect(q.popMin() == nil)
     }
@@ -109,7 +113,8 @@ final class QueueBox {
         }
         #expect(q.liveCount == 1)
         #expect(q.heapCount <= 4 * q.liveCount + 4096 + 1)
-        #expect(q.checkInvariants())
+        let consistent = q.checkInvariants()
+        #expect(consistent)
         #expect(q.popMin()?.sequence == keep.sequence)
         #expect(q.popMin() == nil)
     }
@@ -133,7 +138,8 @@ final class QueueBox {
             #expect(counter.alive == 200)
             for _ in 0..<50 { _ = q.popMin() }
             #expect(counter.alive == 150)
-            #expect(q.checkInvariants())
+            let consistent = q.checkInvariants()
+            #expect(consistent)
         }
         #expect(counter.alive == 0)
     }
