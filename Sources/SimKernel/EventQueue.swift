@@ -1,4 +1,3 @@
-
 /// Names one scheduled event so it can be cancelled. Cheap to copy and compare.
 public struct EventID: Hashable, Sendable, CustomStringConvertible {
     public let slot: UInt32
@@ -23,21 +22,131 @@ public struct NodeID: Hashable, Comparable, Sendable, CustomStringConvertible {
 public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
     /// log2 of a wheel bucket's width in nanoseconds; nil = one heap for everything.
     public let bucketShift: Int?
+    /// Buckets in the wheel (a power of two, 64…4096); 0 for the heap.
+    public let bucketCount: Int
 
     /// Every key in one 4-ary heap.
-    public static let heap = QueueLayout(bucketShift: nil)
+    public static let heap = QueueLayout(bucketShift: nil, bucketCount: 0)
 
-    /// A timing wheel of 64 buckets of 2^`bucketShift` ns beside the heap: keys due within the
-    /// wheel's span wait unsorted in their bucket and enter the (small, cache-resident) heap only
-    /// when their bucket comes up; a timer cancelled before then never touches a heap. Keys beyond
-    /// the span wait in a second heap. Pick the bucket width so that the span (64 buckets) covers
-    /// the workload's usual timers: 2^16 ns (65.5 µs buckets, 4.2 ms span) for `bench kernel`.
-    public static func wheel(bucketShift: Int) -> QueueLayout {
+    /// A timing wheel of `bucketCount` buckets of 2^`bucketShift` ns beside the heap: keys due
+    /// within the wheel's span wait unsorted in their bucket and enter the (small, cache-resident)
+    /// heap only when their bucket comes up; a timer cancelled before then never touches a heap.
+    /// Keys beyond the span wait in a second heap. Pick the geometry so that the span covers the
+    /// workload's usual timers and a bucket holds a few events: 2^12 ns × 1024 (4.1 µs buckets,
+    /// 4.2 ms span) for `bench kernel`.
+    public static func wheel(bucketShift: Int, bucketCount: Int = 64) -> QueueLayout {
         precondition((4...56).contains(bucketShift), "bucketShift out of range")
-        return QueueLayout(bucketShift: bucketShift)
+        precondition((64...4096).contains(bucketCount) && bucketCount & (bucketCount - 1) == 0,
+                     "bucketCount must be a power of two in 64...4096")
+        return QueueLayout(bucketShift: bucketShift, bucketCount: bucketCount)
     }
 
-    public var description: String { bucketShift.map { "wheel(2^\($0) ns × 64)" } ?? "heap" }
+    public var description: String { bucketShift.map { "wheel(2^\($0) ns × \(bucketCount))" } ?? "heap" }
+}
+
+@usableFromInline let noSlot = UInt32.max
+
+/// (time, sequence, slot) packed into one 128-bit integer so a comparison is two instructions:
+/// high 64 bits = time with the sign bit flipped (orders like Int64), low 64 bits =
+/// sequence << slotBits | slot (orders by sequence, which is unique).
+@usableFromInline enum QueueKey {
+    @inlinable static var slotBits: UInt64 { 28 }
+    @inlinable static var slotMask: UInt64 { (1 << 28) - 1 }
+    @inlinable static func make(time: Int64, sequence: UInt64, slot: UInt32) -> UInt128 {
+        UInt128(UInt64(bitPattern: time) ^ (1 << 63)) << 64 | UInt128(sequence << slotBits | UInt64(slot))
+    }
+    @inlinable static func time(_ k: UInt128) -> Int64 { Int64(bitPattern: UInt64(truncatingIfNeeded: k >> 64) ^ (1 << 63)) }
+    @inlinable static func sequence(_ k: UInt128) -> UInt64 { UInt64(truncatingIfNeeded: k) >> slotBits }
+    @inlinable static func slot(_ k: UInt128) -> Int { Int(UInt64(truncatingIfNeeded: k) & slotMask) }
+}
+
+/// A 4-ary min-heap of keys over manually managed memory: no copy-on-write check per write.
+/// Owned by exactly one (noncopyable) `EventQueue`, whose `deinit` frees `p`; never copied.
+@usableFromInline struct KeyHeap {
+    @usableFromInline var p: UnsafeMutablePointer<UInt128>
+    @usableFromInline var count = 0
+    @usableFromInline var capacity: Int
+
+    @inlinable init() {
+        capacity = 16
+        p = .allocate(capacity: 16)
+    }
+
+    @inlinable var min: UInt128? { count > 0 ? p[0] : nil }
+
+    @usableFromInline mutating func grow() {
+        let n = UnsafeMutablePointer<UInt128>.allocate(capacity: capacity * 2)
+        n.moveInitialize(from: p, count: count)
+        p.deallocate()
+        p = n
+        capacity *= 2
+    }
+
+    @inlinable mutating func insert(_ key: UInt128) {
+        if count == capacity { grow() }
+        var i = count
+        count &+= 1
+        while i > 0 {
+            let parent = (i &- 1) >> 2
+            let pv = p[parent]
+            if pv <= key { break }
+            p[i] = pv
+            i = parent
+        }
+        p[i] = key
+    }
+
+    /// Appends without ordering; call `heapify()` before the next heap operation.
+    @inlinable mutating func appendUnordered(_ key: UInt128) {
+        if count == capacity { grow() }
+        p[count] = key
+        count &+= 1
+    }
+
+    /// Restores the heap order in O(n) (Floyd).
+    @inlinable mutating func heapify() {
+        if count > 1 {
+            var i = (count &- 2) >> 2
+            while i >= 0 { siftDown(from: i, item: p[i]); i &-= 1 }
+        }
+    }
+
+    /// Removes the minimum; the heap must not be empty.
+    @inlinable mutating func removeMin() {
+        assert(count > 0)
+        count &-= 1
+        if count > 0 { siftDown(from: 0, item: p[count]) }
+    }
+
+    /// Places `item` at `start` and sifts it down: the smallest of four children is picked
+    /// without data-dependent branches (the children share a cache line).
+    @inlinable mutating func siftDown(from start: Int, item: UInt128) {
+        let n = count
+        var i = start
+        while true {
+            let c = 4 &* i &+ 1
+            if c >= n { break }
+            var m = c
+            var mv = p[c]
+            if c &+ 3 < n {
+                let v1 = p[c &+ 1], v2 = p[c &+ 2], v3 = p[c &+ 3]
+                let a = v1 < mv
+                m = a ? c &+ 1 : m; mv = a ? v1 : mv
+                let b = v2 < mv
+                m = b ? c &+ 2 : m; mv = b ? v2 : mv
+                let d = v3 < mv
+                m = d ? c &+ 3 : m; mv = d ? v3 : mv
+            } else {
+                var j = c &+ 1
+                while j < n { let v = p[j]; if v < mv { mv = v; m = j }; j &+= 1 }
+            }
+            if mv >= item { break }
+            p[i] = mv
+            i = m
+        }
+        p[i] = item
+    }
+
 }
 
 /// The pending-event set: compact 16-byte keys ordered by (time, insertion sequence) plus a slab
@@ -46,27 +155,14 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 ///
 /// With `QueueLayout.heap` every key is in one min-heap. With a wheel (`QueueLayout.wheel`) the
 /// keys live in three places, by their bucket number b = time >> shift against `cur`:
-/// `heap` holds b < cur, the 64 wheel buckets hold cur ≤ b < cur + 64 (unsorted), `far` holds the
+/// `heap` holds b < cur, the wheel's N buckets hold cur ≤ b < cur + N (unsorted), `far` holds the
 /// rest. So the heap's minimum is the global minimum whenever the heap has a live key; when it
 /// has none, the next occupied bucket is poured into it. Same keys, same order as the heap alone.
-@usableFromInline let noSlot = UInt32.max
-
-public struct EventQueue<Payload> {
-    /// (time, sequence, slot) packed into one 128-bit integer so a comparison is two instructions:
-    /// high 64 bits = time with the sign bit flipped (orders like Int64), low 64 bits =
-    /// sequence << slotBits | slot (orders by sequence, which is unique).
-    @usableFromInline struct Key: Comparable {
-        @usableFromInline var bits: UInt128
-        @inlinable init(time: Int64, order: UInt64) {
-            bits = UInt128(UInt64(bitPattern: time) ^ (1 << 63)) << 64 | UInt128(order)
-        }
-        @inlinable init(bits: UInt128) { self.bits = bits }
-        @inlinable var time: Int64 { Int64(bitPattern: UInt64(truncatingIfNeeded: bits >> 64) ^ (1 << 63)) }
-        @inlinable var order: UInt64 { UInt64(truncatingIfNeeded: bits) }
-        @inlinable static func < (a: Key, b: Key) -> Bool { a.bits < b.bits }
-        @inlinable static func == (a: Key, b: Key) -> Bool { a.bits == b.bits }
-    }
-
+///
+/// Noncopyable, over manually allocated memory: the slab, the free list, the heaps and the
+/// buckets are owned by exactly one queue, so writes need no uniqueness checks; `deinit` frees
+/// them (and the payloads still pending).
+public struct EventQueue<Payload>: ~Copyable {
     @usableFromInline struct Slot {
         @usableFromInline var sequence: UInt64          // 0 = free or cancelled
         @usableFromInline var time: Int64
@@ -79,12 +175,15 @@ public struct EventQueue<Payload> {
         }
     }
 
-    @usableFromInline static var slotBits: UInt64 { 28 }
-    @usableFromInline static var slotMask: UInt64 { (1 << 28) - 1 }
-
-    @usableFromInline var heap = QuaternaryHeap()
-    @usableFromInline var slots: [Slot] = []
-    @usableFromInline var free: [UInt32] = []
+    /// Slots `0..<slotCount` are initialised; each is either on the free list or named by exactly
+    /// one key (in `heap`, `far` or a bucket's list), live or cancelled.
+    @usableFromInline var slots: UnsafeMutablePointer<Slot>
+    @usableFromInline var slotCount = 0
+    @usableFromInline var slotCapacity: Int
+    /// Free slot numbers (capacity `slotCapacity`: a slot is on it at most once).
+    @usableFromInline var free: UnsafeMutablePointer<UInt32>
+    @usableFromInline var freeCount = 0
+    @usableFromInline var heap = KeyHeap()
     @usableFromInline var nextSequence: UInt64 = 1
     /// Pending events that were not cancelled.
     @usableFromInline var _liveCount = 0
@@ -93,92 +192,132 @@ public struct EventQueue<Payload> {
     // The wheel (unused with `QueueLayout.heap`).
     @usableFromInline let useWheel: Bool
     @usableFromInline let shift: UInt64
+    /// Buckets in the wheel (power of two) and that minus one.
+    @usableFromInline let bucketCount: UInt64
+    @usableFromInline let bucketMask: UInt64
     /// Bucket number of the wheel's first bucket; the heap holds every key of an earlier bucket.
     @usableFromInline var cur: UInt64 = 0
     /// First slot of each bucket's list (`noSlot` = empty); the lists run through `Slot.next`, so
     /// a bucket costs no array of its own. A cancelled slot stays on its list (not reused) until
     /// its bucket is poured.
-    @usableFromInline var buckets: [UInt32]
-    /// Bit i set = bucket i holds keys.
-    @usableFromInline var occupied: UInt64 = 0
+    @usableFromInline var buckets: UnsafeMutablePointer<UInt32>
+    /// Bit i of word w set = bucket 64w + i holds keys; bit w of `summary` = word w is not 0.
+    @usableFromInline var occupied: UnsafeMutablePointer<UInt64>
+    @usableFromInline var summary: UInt64 = 0
     /// Keys in the buckets, cancelled ones included.
     @usableFromInline var wheelCount = 0
     /// Keys due after the wheel's span.
-    @usableFromInline var far = QuaternaryHeap()
+    @usableFromInline var far = KeyHeap()
     public let layout: QueueLayout
 
     public init(layout: QueueLayout = .heap) {
         self.layout = layout
         useWheel = layout.bucketShift != nil
         shift = UInt64(layout.bucketShift ?? 0)
-        buckets = useWheel ? Array(repeating: noSlot, count: 64) : []
+        let n = useWheel ? layout.bucketCount : 64
+        bucketCount = UInt64(n)
+        bucketMask = UInt64(n - 1)
+        buckets = .allocate(capacity: n)
+        buckets.initialize(repeating: noSlot, count: n)
+        occupied = .allocate(capacity: n / 64)
+        occupied.initialize(repeating: 0, count: n / 64)
+        slotCapacity = 64
+        slots = .allocate(capacity: 64)
+        free = .allocate(capacity: 64)
+    }
+
+    deinit {
+        slots.deinitialize(count: slotCount)
+        slots.deallocate()
+        free.deallocate()
+        buckets.deallocate()
+        occupied.deallocate()
+        heap.p.deallocate()
+        far.p.deallocate()
     }
 
     /// Number of keys held, including cancelled ones not yet discarded.
     @inlinable public var heapCount: Int { heap.count + far.count + wheelCount }
     @inlinable public var isEmpty: Bool { liveCount == 0 }
 
-    @inlinable func isLive(_ bits: UInt128) -> Bool {
-        let order = UInt64(truncatingIfNeeded: bits)
-        return slots[Int(order & Self.slotMask)].sequence == order >> Self.slotBits
+    @inlinable func isLive(_ key: UInt128) -> Bool {
+        slots[QueueKey.slot(key)].sequence == QueueKey.sequence(key)
     }
 
-    @inlinable func bucket(_ bits: UInt128) -> UInt64 { UInt64(truncatingIfNeeded: bits >> 64) >> shift }
+    @inlinable func bucket(_ key: UInt128) -> UInt64 { UInt64(truncatingIfNeeded: key >> 64) >> shift }
 
-    @inlinable mutating func place(_ bits: UInt128) {
-        guard useWheel else { heap.insert(bits); return }
-        let b = bucket(bits)
+    @inlinable mutating func release(_ slot: Int) {
+        assert(freeCount < slotCount && slots[slot].sequence == 0)
+        free[freeCount] = UInt32(truncatingIfNeeded: slot)
+        freeCount &+= 1
+    }
+
+    @inlinable mutating func place(_ key: UInt128) {
+        guard useWheel else { heap.insert(key); return }
+        let b = bucket(key)
         if b < cur {
-            heap.insert(bits)
-        } else if b < cur &+ 64 {
-            let i = Int(b & 63)
-            let slot = Int(UInt64(truncatingIfNeeded: bits) & Self.slotMask)
+            heap.insert(key)
+        } else if b < cur &+ bucketCount {
+            let i = Int(b & bucketMask)
+            let slot = QueueKey.slot(key)
             slots[slot].next = buckets[i]
-            buckets[i] = UInt32(slot)
-            occupied |= 1 << UInt64(i)
+            buckets[i] = UInt32(truncatingIfNeeded: slot)
+            occupied[i &>> 6] |= 1 &<< UInt64(i & 63)
+            summary |= 1 &<< UInt64(i &>> 6)
             wheelCount &+= 1
         } else {
-            far.insert(bits)
+            far.insert(key)
         }
     }
 
     /// Makes the heap's top the earliest live key; false when nothing live is left.
     @inlinable mutating func settle() -> Bool {
         while true {
-            while let top = heap.min {
+            while heap.count > 0 {
+                let top = heap.p[0]
                 if isLive(top) { return true }
-                _ = heap.popMin()
-                free.append(UInt32(UInt64(truncatingIfNeeded: top) & Self.slotMask))
+                heap.removeMin()
+                release(QueueKey.slot(top))
             }
             if !useWheel || !refill() { return false }
         }
     }
 
+    /// The first occupied bucket at or after position `r`, cyclically; the wheel must hold keys.
+    @inlinable func nextOccupied(from r: Int) -> Int {
+        let w = r &>> 6
+        let here = occupied[w] & (UInt64.max &<< UInt64(r & 63))
+        if here != 0 { return w &<< 6 | here.trailingZeroBitCount }
+        let later = w == 63 ? 0 : summary & (UInt64.max &<< UInt64(w &+ 1))
+        let w2 = later != 0 ? later.trailingZeroBitCount : summary.trailingZeroBitCount
+        return w2 &<< 6 | occupied[w2].trailingZeroBitCount
+    }
+
     /// The heap is empty: pours the next occupied bucket into it (jumping the wheel forward to the
     /// far heap's minimum when the wheel is empty). False when there is nothing left anywhere.
-    @usableFromInline mutating func refill() -> Bool {
+    @inlinable mutating func refill() -> Bool {
         if wheelCount == 0 {
             guard let m = far.min else { return false }
             cur = bucket(m)
             migrateFar()
             if wheelCount == 0 { return true }   // only cancelled keys moved: the caller looks again
         }
-        let r = UInt64(cur & 63)
-        let j = UInt64((occupied >> r | occupied << ((64 &- r) & 63)).trailingZeroBitCount)
-        let nb = cur &+ j
-        let i = Int(nb & 63)
+        let r = Int(cur & bucketMask)
+        let i = nextOccupied(from: r)
+        let nb = cur &+ (UInt64(truncatingIfNeeded: i &- r) & bucketMask)
         cur = nb &+ 1
         var s = buckets[i]
         buckets[i] = noSlot
-        occupied &= ~(1 << UInt64(i))
+        occupied[i &>> 6] &= ~(1 &<< UInt64(i & 63))
+        if occupied[i &>> 6] == 0 { summary &= ~(1 &<< UInt64(i &>> 6)) }
         while s != noSlot {
             let slot = Int(s)
             let next = slots[slot].next
             let seq = slots[slot].sequence
             if seq != 0 {
-                heap.appendUnordered(Key(time: slots[slot].time, order: seq << Self.slotBits | UInt64(s)).bits)
+                heap.appendUnordered(QueueKey.make(time: slots[slot].time, sequence: seq, slot: s))
             } else {
-                free.append(s)
+                release(slot)
             }
             wheelCount &-= 1
             s = next
@@ -189,28 +328,48 @@ public struct EventQueue<Payload> {
     }
 
     /// Moves far keys that the wheel's window now covers into their buckets.
-    @usableFromInline mutating func migrateFar() {
-        while let m = far.min, bucket(m) < cur &+ 64 {
-            _ = far.popMin()
-            if isLive(m) { place(m) } else { free.append(UInt32(UInt64(truncatingIfNeeded: m) & Self.slotMask)) }
+    @inlinable mutating func migrateFar() {
+        while let m = far.min, bucket(m) < cur &+ bucketCount {
+            far.removeMin()
+            if isLive(m) { place(m) } else { release(QueueKey.slot(m)) }
         }
+    }
+
+    @usableFromInline mutating func growSlots() {
+        precondition(UInt64(slotCapacity) < QueueKey.slotMask, "too many pending events")
+        let cap = Swift.min(slotCapacity * 2, Int(QueueKey.slotMask))
+        let s = UnsafeMutablePointer<Slot>.allocate(capacity: cap)
+        s.moveInitialize(from: slots, count: slotCount)
+        slots.deallocate()
+        slots = s
+        let f = UnsafeMutablePointer<UInt32>.allocate(capacity: cap)
+        f.moveInitialize(from: free, count: freeCount)
+        free.deallocate()
+        free = f
+        slotCapacity = cap
     }
 
     @inlinable public mutating func insert(_ payload: Payload, to target: NodeID, at time: Int64) -> EventID {
         let seq = nextSequence
         nextSequence &+= 1
-        precondition(seq < (1 << (64 - Self.slotBits)), "event sequence space exhausted")
+        precondition(seq < (1 << (64 - QueueKey.slotBits)), "event sequence space exhausted")
         let slot: UInt32
-        if let f = free.popLast() {
-            slot = f
-            slots[Int(f)] = Slot(sequence: seq, time: time, target: target, payload: payload)
+        if freeCount > 0 {
+            freeCount &-= 1
+            slot = free[freeCount]
+            assert(slots[Int(slot)].sequence == 0 && slots[Int(slot)].payload == nil)
+            slots[Int(slot)].sequence = seq
+            slots[Int(slot)].time = time
+            slots[Int(slot)].target = target
+            slots[Int(slot)].payload = payload
         } else {
-            precondition(UInt64(slots.count) < Self.slotMask, "too many pending events")
-            slot = UInt32(slots.count)
-            slots.append(Slot(sequence: seq, time: time, target: target, payload: payload))
+            if slotCount == slotCapacity { growSlots() }
+            slot = UInt32(truncatingIfNeeded: slotCount)
+            (slots + slotCount).initialize(to: Slot(sequence: seq, time: time, target: target, payload: payload))
+            slotCount &+= 1
         }
-        place(Key(time: time, order: seq << Self.slotBits | UInt64(slot)).bits)
-        _liveCount += 1
+        place(QueueKey.make(time: time, sequence: seq, slot: slot))
+        _liveCount &+= 1
         return EventID(slot: slot, sequence: seq)
     }
 
@@ -219,10 +378,10 @@ public struct EventQueue<Payload> {
     @inlinable @discardableResult
     public mutating func cancel(_ id: EventID) -> Bool {
         let i = Int(id.slot)
-        guard i < slots.count, id.sequence != 0, slots[i].sequence == id.sequence else { return false }
+        guard i < slotCount, id.sequence != 0, slots[i].sequence == id.sequence else { return false }
         slots[i].sequence = 0
         slots[i].payload = nil
-        _liveCount -= 1
+        _liveCount &-= 1
         if heap.count &+ far.count > 64 && heap.count &+ far.count > _liveCount + _liveCount / 2 { compact() }
         // Cancelled keys in buckets go when the bucket is poured; bound them anyway (a burst of
         // schedule-and-cancel at one instant).
@@ -232,13 +391,25 @@ public struct EventQueue<Payload> {
 
     /// Drops cancelled keys in one O(n) pass and re-heapifies once they are a third of the heaps.
     /// Amortised O(1) per cancel, and it keeps the heap shallow under cancel-heavy timer use.
-    @usableFromInline mutating func compact() {
-        heap = QuaternaryHeap(liveKeys(heap.unordered))
-        if useWheel { far = QuaternaryHeap(liveKeys(far.unordered)) }
+    @inlinable mutating func compact() {
+        var j = 0
+        for i in 0..<heap.count {
+            let k = heap.p[i]
+            if isLive(k) { heap.p[j] = k; j &+= 1 } else { release(QueueKey.slot(k)) }
+        }
+        heap.count = j
+        heap.heapify()
+        j = 0
+        for i in 0..<far.count {
+            let k = far.p[i]
+            if isLive(k) { far.p[j] = k; j &+= 1 } else { release(QueueKey.slot(k)) }
+        }
+        far.count = j
+        far.heapify()
     }
 
-    @usableFromInline mutating func compactWheel() {
-        for i in 0..<64 where buckets[i] != noSlot {
+    @inlinable mutating func compactWheel() {
+        for i in 0..<Int(bucketCount) where buckets[i] != noSlot {
             var s = buckets[i]
             var kept = noSlot
             while s != noSlot {
@@ -247,54 +418,76 @@ public struct EventQueue<Payload> {
                     slots[Int(s)].next = kept
                     kept = s
                 } else {
-                    free.append(s)
+                    release(Int(s))
                     wheelCount &-= 1
                 }
                 s = next
             }
             buckets[i] = kept
-            if kept == noSlot { occupied &= ~(1 << UInt64(i)) }
+            if kept == noSlot {
+                occupied[i &>> 6] &= ~(1 &<< UInt64(i & 63))
+                if occupied[i &>> 6] == 0 { summary &= ~(1 &<< UInt64(i &>> 6)) }
+            }
         }
-    }
-
-    /// The live keys of `keys`; the slots of the others go back to the free list.
-    @usableFromInline mutating func liveKeys(_ keys: [UInt128]) -> [UInt128] {
-        var keep: [UInt128] = []
-        keep.reserveCapacity(keys.count)
-        for bits in keys {
-            if isLive(bits) { keep.append(bits) } else { free.append(UInt32(UInt64(truncatingIfNeeded: bits) & Self.slotMask)) }
-        }
-        return keep
     }
 
     /// Whether `id` is still pending.
     @inlinable public func isPending(_ id: EventID) -> Bool {
         let i = Int(id.slot)
-        return i < slots.count && id.sequence != 0 && slots[i].sequence == id.sequence
+        return i < slotCount && id.sequence != 0 && slots[i].sequence == id.sequence
     }
 
     /// The id of the pending event with this insertion sequence (a linear search: tests only).
     func pendingID(sequence: UInt64) -> EventID? {
-        slots.indices.first { slots[$0].sequence == sequence }.map { EventID(slot: UInt32($0), sequence: sequence) }
+        (0..<slotCount).first { slots[$0].sequence == sequence }.map { EventID(slot: UInt32($0), sequence: sequence) }
+    }
+
+    /// Checks the bookkeeping (tests): every slot is free or named by exactly one key, the
+    /// occupancy bits match the lists, and the live count matches the slots.
+    func checkInvariants() -> Bool {
+        var named = [Int](repeating: 0, count: slotCount)
+        for i in 0..<freeCount { named[Int(free[i])] += 1 }
+        for i in 0..<heap.count { named[QueueKey.slot(heap.p[i])] += 1 }
+        for i in 0..<far.count { named[QueueKey.slot(far.p[i])] += 1 }
+        var inBuckets = 0
+        if useWheel {
+            for i in 0..<Int(bucketCount) {
+                var s = buckets[i]
+                let bit = occupied[i >> 6] >> UInt64(i & 63) & 1 == 1
+                if bit != (s != noSlot) { return false }
+                while s != noSlot { named[Int(s)] += 1; inBuckets += 1; s = slots[Int(s)].next }
+            }
+            for w in 0..<Int(bucketCount / 64) where (occupied[w] != 0) != (summary >> UInt64(w) & 1 == 1) { return false }
+        }
+        let live = (0..<slotCount).filter { slots[$0].sequence != 0 }.count
+        return named.allSatisfy { $0 == 1 } && inBuckets == wheelCount && live == _liveCount
+            && (0..<slotCount).allSatisfy { (slots[$0].sequence == 0) == (slots[$0].payload == nil) }
     }
 
     /// Time of the earliest live event, discarding cancelled keys on the way.
     @inlinable public mutating func peekTime() -> Int64? {
-        guard settle(), let top = heap.min else { return nil }
-        return Key(bits: top).time
+        settle() ? QueueKey.time(heap.p[0]) : nil
     }
 
     /// Removes and returns the earliest live event.
     @inlinable public mutating func popMin() -> (time: Int64, sequence: UInt64, target: NodeID, payload: Payload)? {
-        guard settle(), let topBits = heap.popMin() else { return nil }
-        let top = Key(bits: topBits)
-        let slot = Int(top.order & Self.slotMask)
-        let seq = top.order >> Self.slotBits
-        free.append(UInt32(slot))
+        settle() ? popSettled() : nil
+    }
+
+    /// Time of the earliest live event after `settle()` returned true.
+    @inlinable var settledTime: Int64 { QueueKey.time(heap.p[0]) }
+
+    /// Removes the earliest live event after `settle()` returned true.
+    @inlinable mutating func popSettled() -> (time: Int64, sequence: UInt64, target: NodeID, payload: Payload) {
+        let top = heap.p[0]
+        heap.removeMin()
+        let slot = QueueKey.slot(top)
+        assert(slots[slot].sequence == QueueKey.sequence(top))
         let target = slots[slot].target
         let payload = slots[slot].payload.take()!
         slots[slot].sequence = 0
-        _liveCount -= 1
-        return (top.time, seq, target, payload)
+        release(slot)
+        _liveCount &-= 1
+        return (QueueKey.time(top), QueueKey.sequence(top), target, payload)
     }
 }

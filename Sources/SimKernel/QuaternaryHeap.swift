@@ -1,8 +1,8 @@
 /// A 4-ary min-heap of 128-bit keys, written for the kernel's one hot loop: the children of a
 /// node share a cache line, the tree is half as deep as a binary heap's, and sift-down picks the
-/// smallest child without data-dependent branches. The kernel's only queue; `imsim bench kernel`
-/// measures it against swift-collections' min-max `Heap` on the same keys (Tools/Benchmarks,
-/// Docs/performance.md).
+/// smallest child without data-dependent branches. `EventQueue` runs the same algorithm over its
+/// own noncopyable memory (`KeyHeap`); `imsim bench kernel` measures this array-backed one against
+/// swift-collections' min-max `Heap` on the same keys (Tools/Benchmarks, Docs/performance.md).
 public struct QuaternaryHeap: Sendable {
     @usableFromInline var storage: [UInt128] = []
 

@@ -140,14 +140,19 @@ public final class Simulator<Payload: SimPayload & Sendable> {
 
     /// Pops the next event, advances time and folds it into the digest.
     @inlinable public func next() -> SimEvent<Payload>? {
-        guard let e = queue.popMin() else { return nil }
+        queue.settle() ? dispatchSettled() : nil
+    }
+
+    /// Dispatches the queue's front after `settle()` said there is one.
+    @inlinable func dispatchSettled() -> SimEvent<Payload> {
+        let e = queue.popSettled()
         _now = SimTime(nanoseconds: e.time)
         let index = counters.eventsDispatched
         counters.eventsDispatched &+= 1
         digestValue.fold(UInt64(bitPattern: e.time))
         digestValue.fold(UInt64(e.payload.kind) << 32 | UInt64(e.target.raw))
         digestValue.fold(e.payload.digest)
-        return SimEvent(time: now, sequence: e.sequence, index: index, target: e.target, payload: e.payload)
+        return SimEvent(time: _now, sequence: e.sequence, index: index, target: e.target, payload: e.payload)
     }
 
     /// Runs until the queue is empty, the next event would be later than `until`, `maxEvents`
@@ -163,15 +168,16 @@ public final class Simulator<Payload: SimPayload & Sendable> {
         stopFlag = false
         while true {
             if let limit = maxEvents, counters.eventsDispatched >= limit { return .reachedEventCount(limit) }
-            guard let t = queue.peekTime() else {
+            // One settle per event: the front found here is the one dispatched.
+            guard queue.settle() else {
                 if let u = until, u > _now { _now = u }
                 return .queueEmpty
             }
-            if let u = until, t > u.nanoseconds {
+            if let u = until, queue.settledTime > u.nanoseconds {
                 if u > _now { _now = u }
                 return .reachedTime(u)
             }
-            let event = next()!
+            let event = dispatchSettled()
             handler.handle(event, in: self)
             if stopFlag { stopFlag = false; return .stopRequested }
             if let p = stopWhen, p(event) { return .predicate }

@@ -3,16 +3,28 @@ import PropertyBased
 import Testing
 @testable import SimKernel
 
+/// `EventQueue` is noncopyable; a box lets the tests keep several in an array.
+final class QueueBox {
+    var q: EventQueue<Int>
+    init(_ layout: QueueLayout) { q = EventQueue(layout: layout) }
+}
+
 /// The timing wheel beside the heap (`QueueLayout.wheel`) must hand out exactly the events the
 /// heap alone does, in the same order: the layout is a cost, never a behaviour.
 @Suite struct QueueLayoutTests {
+    /// Wheels of several widths and bucket counts (one bitmap word, several, the most).
+    static let wheelLayouts: [QueueLayout] = [
+        .wheel(bucketShift: 4), .wheel(bucketShift: 6), .wheel(bucketShift: 10),
+        .wheel(bucketShift: 4, bucketCount: 256), .wheel(bucketShift: 5, bucketCount: 4096),
+    ]
+
     /// Random schedule/cancel/pop programs run on a heap queue and on wheel queues of several
     /// bucket widths side by side; every pop and peek must agree, ids included.
     @Test func wheelPopsWhatTheHeapPops() async {
         await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { seed in
             var rng = RandomStream(seed: seed)
             var heap = EventQueue<Int>(layout: .heap)
-            var wheels = [4, 6, 10].map { EventQueue<Int>(layout: .wheel(bucketShift: $0)) }
+            let wheels = Self.wheelLayouts.map(QueueBox.init)
             var pending: [EventID] = []
             var now: Int64 = 0
             var next = 0
@@ -29,7 +41,7 @@ import Testing
                     }
                     let id = heap.insert(next, to: NodeID(0), at: t)
                     for i in wheels.indices {
-                        let w = wheels[i].insert(next, to: NodeID(0), at: t)
+                        let w = wheels[i].q.insert(next, to: NodeID(0), at: t)
                         #expect(w.sequence == id.sequence)
                     }
                     pending.append(id); next += 1
@@ -39,29 +51,37 @@ import Testing
                         let a = heap.cancel(victim)
                         for i in wheels.indices {
                             // Slots may differ between layouts (freed in another order): cancel by sequence.
-                            let wid = wheels[i].pendingID(sequence: victim.sequence)
+                            let wid = wheels[i].q.pendingID(sequence: victim.sequence)
                             #expect(wid != nil)
-                            if let wid { #expect(wheels[i].cancel(wid) == a) }
+                            if let wid { #expect(wheels[i].q.cancel(wid) == a) }
                         }
                     }
                 case 5:
                     let p = heap.peekTime()
-                    for i in wheels.indices { #expect(wheels[i].peekTime() == p) }
+                    for i in wheels.indices { #expect(wheels[i].q.peekTime() == p) }
                 default:
                     let e = heap.popMin()
                     if let e { if e.time != .max { now = max(now, e.time) }; pending.removeAll { $0.sequence == e.sequence } }
                     for i in wheels.indices {
-                        let w = wheels[i].popMin()
+                        let w = wheels[i].q.popMin()
                         #expect(w?.sequence == e?.sequence && w?.time == e?.time && w?.payload == e?.payload)
                     }
                 }
-                for w in wheels { #expect(w.liveCount == heap.liveCount) }
+                for w in wheels {
+                    #expect(w.q.liveCount == heap.liveCount)
+                    let consistent = w.q.checkInvariants()
+                    #expect(consistent)
+                }
+                let consistent = heap.checkInvariants()
+                #expect(consistent)
             }
             var rest: [UInt64] = []
             while let e = heap.popMin() { rest.append(e.sequence) }
             for i in wheels.indices {
                 var got: [UInt64] = []
-                while let e = wheels[i].popMin() { got.append(e.sequence) }
+                while let e = wheels[i].q.popMin() { got.append(e.sequence) }
+                let consistent = wheels[i].q.checkInvariants(), held = wheels[i].q.heapCount
+                #expect(consistent && held == 0)
                 #expect(got == rest)
             }
         }
@@ -77,8 +97,51 @@ import Testing
         }
         #expect(q.liveCount == 1)
         #expect(q.heapCount <= 4 * q.liveCount + 4096 + 1)
+        let consistent = q.checkInvariants()
+        #expect(consistent)
         #expect(q.popMin()?.sequence == keep.sequence)
         #expect(q.popMin() == nil)
+    }
+
+    /// The same burst on a wide wheel (4096 buckets: a bitmap of 64 words and a summary word).
+    @Test func cancelledTimersDoNotPileUpInAWideWheel() {
+        var q = EventQueue<Int>(layout: .wheel(bucketShift: 10, bucketCount: 4096))
+        let keep = q.insert(0, to: NodeID(0), at: 5_000_000)
+        for i in 0..<100_000 {
+            let id = q.insert(i, to: NodeID(0), at: 1_000_000 + Int64(i % 5000) * 1024)
+            q.cancel(id)
+        }
+        #expect(q.liveCount == 1)
+        #expect(q.heapCount <= 4 * q.liveCount + 4096 + 1)
+        let consistent = q.checkInvariants()
+        #expect(consistent)
+        #expect(q.popMin()?.sequence == keep.sequence)
+        #expect(q.popMin() == nil)
+    }
+
+    /// Payloads that own memory: cancelled, popped and still-pending ones are released exactly
+    /// once (the queue frees what is pending when it goes away).
+    @Test func payloadsAreReleasedOnCancelPopAndDeinit() {
+        final class Counter { var alive = 0 }
+        final class Tracked {
+            let counter: Counter
+            init(_ c: Counter) { counter = c; c.alive += 1 }
+            deinit { counter.alive -= 1 }
+        }
+        let counter = Counter()
+        do {
+            var q = EventQueue<Tracked>(layout: .wheel(bucketShift: 6, bucketCount: 128))
+            var ids: [EventID] = []
+            for i in 0..<300 { ids.append(q.insert(Tracked(counter), to: NodeID(0), at: Int64(i * 37 % 20_000))) }
+            #expect(counter.alive == 300)
+            for id in ids.prefix(100) { q.cancel(id) }
+            #expect(counter.alive == 200)
+            for _ in 0..<50 { _ = q.popMin() }
+            #expect(counter.alive == 150)
+            let consistent = q.checkInvariants()
+            #expect(consistent)
+        }
+        #expect(counter.alive == 0)
     }
 
     /// The kernel workload (`imsim bench kernel`) on both layouts: same digest, order and counters.
@@ -87,8 +150,10 @@ import Testing
             let heap = KernelBenchmark.run(seed: seed, nodes: 40, events: 30_000, queue: .heap)
             let wheel = KernelBenchmark.run(seed: seed, nodes: 40, events: 30_000, queue: KernelBenchmark.wheel)
             let narrow = KernelBenchmark.run(seed: seed, nodes: 40, events: 30_000, queue: .wheel(bucketShift: 8))
+            let wide = KernelBenchmark.run(seed: seed, nodes: 40, events: 30_000, queue: .wheel(bucketShift: 8, bucketCount: 4096))
             #expect(wheel == heap)
             #expect(narrow == heap)
+            #expect(wide == heap)
             #expect(heap.counters.timersCancelled > 0)
         }
     }

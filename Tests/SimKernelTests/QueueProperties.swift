@@ -29,6 +29,8 @@ import Testing
                     if let e = q.popMin() { popped.append(e.payload) }
                 }
                 #expect(q.liveCount == model.count)
+                let consistent = q.checkInvariants()
+                #expect(consistent)
             }
             model.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
             expected += model.map(\.seq)

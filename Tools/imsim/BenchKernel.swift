@@ -22,7 +22,7 @@ struct BenchKernel: ParsableCommand {
     @Flag(help: "Print JSON instead of text.") var json = false
     @Flag(name: .customLong("vs-simpy"), help: "Also run the SimPy baseline and print the ratio.") var vsSimpy = false
     @Option(help: "Events for the SimPy run (default 1,000,000; 200,000 with --quick).") var simpyEvents: UInt64?
-    @Option(help: "Pending-event set: wheel (64 buckets of 2^16 ns beside the heap, the default) or heap (one 4-ary heap). Same events in the same order either way.")
+    @Option(help: "Pending-event set: wheel (1024 buckets of 2^12 ns beside the heap, the default) or heap (one 4-ary heap). Same events in the same order either way.")
     var queue = "wheel"
     @Flag(name: .customLong("no-compare"), help: "Skip the run on the other queue layout.") var noCompare = false
     @Option(help: "Path to simpy_pingpong.py (default: found next to the sources or in ./Tools/bench).") var simpyScript: String?
