@@ -84,16 +84,9 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 
     @inlinable mutating func insert(_ key: UInt128) {
         if count == capacity { grow() }
-        var i = count
+        let i = count
         count &+= 1
-        while i > 0 {
-            let parent = (i &- 1) >> 2
-            let pv = p[parent]
-            if pv <= key { break }
-            p[i] = pv
-            i = parent
-        }
-        p[i] = key
+        QuaternaryHeapOps.siftUp(p, at: i, key: key)
     }
 
     /// Appends without ordering; call `heapify()` before the next heap operation.
@@ -104,47 +97,13 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Restores the heap order in O(n) (Floyd).
-    @inlinable mutating func heapify() {
-        if count > 1 {
-            var i = (count &- 2) >> 2
-            while i >= 0 { siftDown(from: i, item: p[i]); i &-= 1 }
-        }
-    }
+    @inlinable mutating func heapify() { QuaternaryHeapOps.heapify(p, count: count) }
 
     /// Removes the minimum; the heap must not be empty.
     @inlinable mutating func removeMin() {
         assert(count > 0)
         count &-= 1
-        if count > 0 { siftDown(from: 0, item: p[count]) }
-    }
-
-    /// Places `item` at `start` and sifts it down: the smallest of four children is picked
-    /// without data-dependent branches (the children share a cache line).
-    @inlinable mutating func siftDown(from start: Int, item: UInt128) {
-        let n = count
-        var i = start
-        while true {
-            let c = 4 &* i &+ 1
-            if c >= n { break }
-            var m = c
-            var mv = p[c]
-            if c &+ 3 < n {
-                let v1 = p[c &+ 1], v2 = p[c &+ 2], v3 = p[c &+ 3]
-                let a = v1 < mv
-                m = a ? c &+ 1 : m; mv = a ? v1 : mv
-                let b = v2 < mv
-                m = b ? c &+ 2 : m; mv = b ? v2 : mv
-                let d = v3 < mv
-                m = d ? c &+ 3 : m; mv = d ? v3 : mv
-            } else {
-                var j = c &+ 1
-                while j < n { let v = p[j]; if v < mv { mv = v; m = j }; j &+= 1 }
-            }
-            if mv >= item { break }
-            p[i] = mv
-            i = m
-        }
-        p[i] = item
+        if count > 0 { QuaternaryHeapOps.siftDown(p, count: count, from: 0, item: p[count]) }
     }
 
 }
