@@ -14,6 +14,17 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The value of one hex digit (either case), or nil: the one digit table of hex text and of
+    /// JSON's `\u` escapes.
+    @inlinable public static func digitValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x41 + 10
+        case 0x61...0x66: c - 0x61 + 10
+        default: nil
+        }
+    }
+
     /// Parses hex digits; whitespace, `,`, `:` and `0x` prefixes between bytes are ignored.
     /// Returns the offending character offset on failure.
     public static func decode(_ text: String) -> Result<[UInt8], HexError> {
@@ -23,14 +34,6 @@ public enum Hex {
         var i = 0
         var high: UInt8?
         var highAt = 0
-        func value(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x41...0x46: c - 0x41 + 10
-            case 0x61...0x66: c - 0x61 + 10
-            default: nil
-            }
-        }
         while i < u.count {
             let c = u[i]
             if high == nil, c == 0x30, i + 1 < u.count, u[i + 1] == 0x78 || u[i + 1] == 0x58 {
@@ -42,7 +45,7 @@ public enum Hex {
                 i += 1
                 continue
             }
-            guard let v = value(c) else { return .failure(HexError(offset: i, reason: "not a hex digit")) }
+            guard let v = digitValue(c) else { return .failure(HexError(offset: i, reason: "not a hex digit")) }
             if let h = high {
                 out.append(h << 4 | v)
                 high = nil

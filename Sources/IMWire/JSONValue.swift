@@ -252,15 +252,8 @@ private struct JSONParser {
         guard b.count - i >= 4 else { throw fail("truncated \\u escape") }
         var v: UInt32 = 0
         for _ in 0..<4 {
-            let c = b[i]
-            let d: UInt32
-            switch c {
-            case 0x30...0x39: d = UInt32(c - 0x30)
-            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-            default: throw fail("invalid hex digit in \\u escape")
-            }
-            v = v << 4 | d
+            guard let d = Hex.digitValue(b[i]) else { throw fail("invalid hex digit in \\u escape") }
+            v = v << 4 | UInt32(d)
             i += 1
         }
         return v

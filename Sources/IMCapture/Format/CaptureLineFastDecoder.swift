@@ -255,15 +255,8 @@ enum CaptureLineFastDecoder {
             guard n - at >= 4 else { return nil }
             var v: UInt32 = 0
             for k in at..<(at + 4) {
-                let c = b[k]
-                let d: UInt32
-                switch c {
-                case 0x30...0x39: d = UInt32(c - 0x30)
-                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-                default: return nil
-                }
-                v = v << 4 | d
+                guard let d = Hex.digitValue(b[k]) else { return nil }
+                v = v << 4 | UInt32(d)
             }
             return v
         }
