@@ -63,6 +63,7 @@ struct imsim_simdisk {
     uint64_t opens;             // databases opened on this device (imsim_simdisk_seed_sqlite_prng)
     uint64_t gen;
     int frozen;                 // deletes ignored while a killed connection closes
+    int writes_durable;         // no power loss can come: every write is durable as it is made
     imsim_simdisk_faults faults;
     imsim_simdisk_stats stats;
     simfile *files[MAX_FILES];
@@ -285,7 +286,7 @@ static int x_write(sqlite3_file *pf, const void *buf, int amt, sqlite3_int64 off
     }
     int64_t end = off + amt;
     if (end > f->cap && !ensure_cap(f, end)) return SQLITE_IOERR_NOMEM;
-    if (!h->anon && !touch_range(f, off < f->size ? off : f->size, end)) return SQLITE_IOERR_NOMEM;
+    if (!h->anon && !d->writes_durable && !touch_range(f, off < f->size ? off : f->size, end)) return SQLITE_IOERR_NOMEM;
     memcpy(f->data + off, buf, (size_t)amt);
     if (end > f->size) f->size = end;
     d->stats.writes++;
@@ -306,7 +307,7 @@ static int x_truncate(sqlite3_file *pf, sqlite3_int64 size) {
         if (d->faults.full && size > f->size) { d->stats.full_errors++; return SQLITE_FULL; }
     }
     if (!ensure_cap(f, size)) return SQLITE_IOERR_NOMEM;
-    if (!h->anon) {
+    if (!h->anon && !d->writes_durable) {
         int64_t lo = size < f->size ? size : f->size, hi = size < f->size ? f->size : size;
         if (!touch_range(f, lo, hi)) return SQLITE_IOERR_NOMEM;
     }
@@ -625,8 +626,17 @@ void imsim_simdisk_kill(imsim_simdisk *d) {
     d->shm = NULL;
 }
 
+void imsim_simdisk_set_writes_durable(imsim_simdisk *d, int on) {
+    // Whatever was written so far is durable from here on (nothing is left to lose).
+    for (int i = 0; i < MAX_FILES; i++) if (d->files[i]) file_sync(d->files[i]);
+    d->writes_durable = on;
+}
+int imsim_simdisk_writes_durable(const imsim_simdisk *d) { return d->writes_durable; }
+
 int64_t imsim_simdisk_power_loss(imsim_simdisk *d, int torn) {
     imsim_simdisk_kill(d);
+    // No synced copies were kept: every written byte is the synced one.
+    if (d->writes_durable) for (int i = 0; i < MAX_FILES; i++) if (d->files[i]) file_sync(d->files[i]);
     d->stats.power_losses++;
     int64_t total = 0;
     // Torn: how much of the unsynced data made it varies per power loss (0/8 … 8/8 of sectors).

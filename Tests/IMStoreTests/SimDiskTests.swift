@@ -53,6 +53,36 @@ private func count(_ c: SQLiteConnection, _ sql: String = "SELECT COUNT(*) FROM 
         #expect(try s.integrityProblems() == [])
     }
 
+    /// A device that cannot lose power keeps no synced copies: nothing is unsynced, and a power
+    /// loss (which the world never causes on it) would lose nothing. Turning it off makes what
+    /// was already written durable; turning it on again tracks from there.
+    @Test func aDeviceThatCannotLosePowerKeepsNoSyncedCopies() throws {
+        let disk = SimDisk(seed: 9)
+        var s = try deviceStore(disk)
+        #expect(disk.tracksPowerLoss)
+        _ = try store(s, incoming("a", at: 100))
+        #expect(disk.unsyncedSectors > 0)
+        disk.tracksPowerLoss = false
+        #expect(!disk.tracksPowerLoss)
+        #expect(disk.unsyncedSectors == 0)
+        _ = try store(s, incoming("b", at: 200))
+        #expect(disk.unsyncedSectors == 0)
+        s.crash()
+        disk.losePower(torn: true)
+        #expect(disk.stats.sectorsLost == 0 && disk.stats.sectorsTorn == 0)
+        s = try IMStore(location: .device(disk))
+        #expect(try uids(s) == ["a", "b"])
+        #expect(try s.integrityProblems() == [])
+        disk.tracksPowerLoss = true
+        _ = try store(s, incoming("c", at: 300))
+        #expect(disk.unsyncedSectors > 0)
+        s.crash()
+        disk.losePower(torn: false)
+        s = try IMStore(location: .device(disk))
+        #expect(try uids(s) == ["a", "b"])      // c was never synced
+        #expect(try s.integrityProblems() == [])
+    }
+
     @Test func syncLiesLoseWhatTheCheckpointThoughtDurable() throws {
         let disk = SimDisk(seed: 2)
         var s = try deviceStore(disk)

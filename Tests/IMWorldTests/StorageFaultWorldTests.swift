@@ -67,6 +67,36 @@ private let storageFaults = #"{"random": {"powerLossTorn": {"rate": "1/40s"}, "p
         #expect(failedWrites > 0)
     }
 
+    /// Synced copies are kept only where a power loss can come (a power-loss fault kind or a
+    /// script step); without them the run is the same run: same digest, same ledger.
+    @Test func devicesKeepSyncedCopiesOnlyWhenPowerCanBeLost() throws {
+        func disks(_ s: Scenario) throws -> [Bool] {
+            let run = try ScenarioRun(scenario: s, seed: 7)
+            return try (0..<run.world.deviceCount).map { try #require(run.world.disk(ofDevice: $0)).tracksPowerLoss }
+        }
+        #expect(try disks(quickstart(store: .device)).allSatisfy { !$0 })
+        #expect(try disks(quickstart(store: .device, faults: #"{"random": {"powerLoss": {"rate": "1/60s"}}}"#)).allSatisfy { $0 })
+        #expect(try disks(quickstart(store: .device, faults: #"{"random": {"powerLossTorn": {"rate": "1/60s"}}}"#)).allSatisfy { $0 })
+        var scripted = try quickstart(store: .device)
+        scripted.script.append(ScriptStep(at: SimDuration.seconds(30), device: scripted.users[0].devices[0].id,
+                                          action: .powerLoss(torn: false, downFor: .seconds(3))))
+        #expect(try disks(scripted).allSatisfy { $0 })
+
+        // The same run with every device forced to keep its synced copies.
+        let s = try quickstart(store: .device, faults: #"{"random": {"kill": {"rate": "1/20s"}, "ioError": {"rate": "1/30s", "duration": ["1s", "5s"]}}}"#)
+        func once(tracked: Bool) throws -> (String, Ledger) {
+            let run = try ScenarioRun(scenario: s, seed: 11, oracles: OracleOptions(scenarioArgument: "quickstart"))
+            for d in 0..<run.world.deviceCount where tracked { run.world.disk(ofDevice: d)?.tracksPowerLoss = true }
+            run.run(until: SimTime.zero + .seconds(180))
+            #expect(run.violations.isEmpty)
+            #expect(run.world.stats.appKills > 0)
+            return (run.world.sim.digest.description, run.ledger())
+        }
+        let lean = try once(tracked: false), exact = try once(tracked: true)
+        #expect(lean.0 == exact.0)
+        #expect(lean.1 == exact.1)
+    }
+
     @Test func storageFaultsNeedDeviceStoresAndMoveNoOtherDraw() throws {
         // With `store: memory` the storage kinds schedule nothing: the digest is the no-fault one.
         let plain = try ScenarioRun(scenario: quickstart(store: .memory), seed: 5)

@@ -34,6 +34,9 @@ struct BenchWorld: ParsableCommand {
     @Option(help: ArgumentHelp("Device stores: scenario (its client.store), memory, device (the simulated-storage VFS), or both (memory then device, alternately per repetition, and their CPU ratio).",
                                discussion: "Digests differ between memory and device by design (device stores start the clientUniqueId counter at the device clock)."))
     var store: StoreChoice = .scenario
+    @Flag(help: ArgumentHelp("Device stores keep their synced copies even where the scenario cannot lose power (the exact durability model's full cost; by default only runs that can lose power keep them).",
+                             discussion: "Same digests either way."))
+    var trackPowerLoss = false
 
     enum StoreChoice: String, ExpressibleByArgument, CaseIterable {
         case scenario, memory, device, both
@@ -226,7 +229,11 @@ struct BenchWorld: ParsableCommand {
     func makeRun(_ sc: Scenario, seed: UInt64, withOracles: Bool) throws -> ScenarioRun {
         do {
             let o = withOracles ? OracleOptions(stopAtFirstViolation: false, scenarioArgument: scenario) : nil
-            return try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: o)
+            let run = try ScenarioRun(scenario: sc, seed: seed, scenarioArgument: scenario, oracles: o)
+            if trackPowerLoss {
+                for d in 0..<run.world.deviceCount { run.world.disk(ofDevice: d)?.tracksPowerLoss = true }
+            }
+            return run
         } catch {
             FileHandle.standardError.write(Data("imsim: \(scenario): \(error)\n".utf8))
             throw ExitCode(2)

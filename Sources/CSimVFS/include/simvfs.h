@@ -58,6 +58,12 @@ void imsim_simdisk_kill(imsim_simdisk *disk);
 /// keeps its written length or its synced one. Returns the number of unsynced sectors.
 int64_t imsim_simdisk_power_loss(imsim_simdisk *disk, int torn);
 
+/// On: the device keeps no synced copies — every write is durable as it reaches the OS, and a
+/// power loss loses nothing (what was written so far becomes durable when this is turned on).
+/// For a run in which no power loss can happen: the exact model's bookkeeping is then dead work.
+void imsim_simdisk_set_writes_durable(imsim_simdisk *disk, int on);
+int imsim_simdisk_writes_durable(const imsim_simdisk *disk);
+
 /// Reseeds SQLite's process-wide PRNG (WAL salt, journal nonce) from the device's creation seed
 /// and its open count; call right before opening the device's database (see Docs/store.md).
 void imsim_simdisk_seed_sqlite_prng(imsim_simdisk *disk);

@@ -73,6 +73,16 @@ public final class SimDisk: @unchecked Sendable {
                      powerLosses: s.power_losses, sectorsLost: s.sectors_lost, sectorsTorn: s.sectors_torn)
     }
 
+    /// False for a device that cannot lose power in this run: it keeps no synced copies (every
+    /// write is durable as it reaches the OS, a power loss would lose nothing). The synced copies
+    /// and their bookkeeping are observable only through a power loss, so a world whose scenario
+    /// can never cut a device's power turns them off (Docs/store.md, "Devices that cannot lose
+    /// power"). Turning it off makes what was written so far durable.
+    public var tracksPowerLoss: Bool {
+        get { imsim_simdisk_writes_durable(disk) == 0 }
+        set { imsim_simdisk_set_writes_durable(disk, newValue ? 0 : 1) }
+    }
+
     /// Sectors written since their last sync, over every file.
     public var unsyncedSectors: Int { Int(imsim_simdisk_unsynced_sectors(disk)) }
     /// Bytes the device holds (files plus the synced copies of unsynced sectors).

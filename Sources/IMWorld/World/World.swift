@@ -125,6 +125,10 @@ public final class World {
             return t
         }
         defer { template?.close() }
+        // Only a power loss can tell what was synced from what was written: a run that cannot
+        // have one keeps no synced copies on its devices (same results, less work).
+        let canLosePower = faults[.powerLoss] != nil || faults[.powerLossTorn] != nil
+            || scenario.script.contains { if case .powerLoss = $0.action { true } else { false } }
         for (ui, u) in builder.users.enumerated() {
             var host = UserHost(id: u.id, devices: [], streams: UserStreams(streams, user: u.id))
             host.groups = builder.userGroups[u.id] ?? []
@@ -144,6 +148,7 @@ public final class World {
                         let dk = SimDisk(seed: diskSeed.next())
                         store = try IMStore(copyOf: emptyStore(), on: dk, options: storeOptions)
                         dk.faults.syncLies = scenario.client.syncLies
+                        dk.tracksPowerLoss = canLosePower
                         disk = dk
                     } else {
                         store = try IMStore(copyOf: emptyStore(), options: storeOptions)
