@@ -19,6 +19,7 @@ import SimKernel
 final class ApiAnswerOracle: Oracle {
     static let oracleName = "api-answer"
     let name = ApiAnswerOracle.oracleName
+    let hooks: OracleHooks = [.dispatching, .input, .applied, .note]
     unowned let suite: OracleSuite
 
     private struct Pending {

@@ -18,6 +18,7 @@ import SimKernel
 final class UnreadModelOracle: Oracle {
     static let oracleName = "unread-model"
     let name = UnreadModelOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied, .note]
     unowned let suite: OracleSuite
     /// Per device: conversation → (messageId → sentTime) of messages the model holds unread.
     private var unread: [[ConversationKey: [Int64: Int64]]] = []
@@ -91,7 +92,8 @@ final class UnreadModelOracle: Oracle {
                 break
             }
         }
-        for c in touched { check(world, d, c) }
+        let reads = suite.storeReads(world, d)
+        for c in touched { check(world, d, c, reads) }
     }
 
     private func historyShown(_ d: Int, _ conv: ConversationKey, _ rows: [StoredMessage]) {
@@ -137,10 +139,10 @@ final class UnreadModelOracle: Oracle {
     }
 
     /// What the app is shown: the conversation's `unreadCount` (the SDK's getUnreadCount reads it).
-    private func check(_ world: World, _ d: Int, _ conv: ConversationKey) {
+    private func check(_ world: World, _ d: Int, _ conv: ConversationKey, _ reads: StoreReads? = nil) {
         guard !reported.contains(d), conv.type != .chatroom else { return }
         let expected = unread[d][conv]?.count ?? 0
-        let row = (try? world.store(ofDevice: d).conversation(conv)) ?? nil
+        let row = StoreReads.conversation(conv, world.store(ofDevice: d), reads)
         let shown = row?.unreadCount ?? 0
         let mentionExpected = unread[d][conv]?.keys.contains { mentions[d].contains($0) } ?? false
         if shown == expected, (row?.hasUnreadMentioned ?? false) != mentionExpected {
@@ -175,6 +177,7 @@ final class UnreadModelOracle: Oracle {
 final class DeliveryOrderOracle: Oracle {
     static let oracleName = "delivery-order"
     let name = DeliveryOrderOracle.oracleName
+    let hooks: OracleHooks = [.applied, .note]
     unowned let suite: OracleSuite
     private struct Key: Hashable { var conversation: ConversationKey; var send: Bool }
     /// Per device: (conversation, direction) → (newest sentTime told, its messageUId).
@@ -184,8 +187,6 @@ final class DeliveryOrderOracle: Oracle {
     init(suite: OracleSuite) { self.suite = suite }
 
     private func ensure(_ d: Int) { while last.count <= d { last.append([:]) } }
-
-    func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {}
 
     func world(_ world: World, note: WorldNote) {
         if case .lifecycle(let d, .started) = note, d < last.count { last[d] = [:] }
@@ -219,6 +220,7 @@ final class DeliveryOrderOracle: Oracle {
 final class RecallCopiesOracle: Oracle {
     static let oracleName = "recall"
     let name = RecallCopiesOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied, .serverApplied]
     unowned let suite: OracleSuite
     /// messageUId → per device the local messageIds that showed it.
     private var shown: [String: [Int: Set<Int64>]] = [:]
@@ -309,6 +311,7 @@ final class RecallCopiesOracle: Oracle {
 final class ResendIdentityOracle: Oracle {
     static let oracleName = "resend"
     let name = ResendIdentityOracle.oracleName
+    let hooks: OracleHooks = [.applied, .serverApplied]
     unowned let suite: OracleSuite
     private struct Key: Hashable { var device: Int; var conversation: ConversationKey; var objectName: String }
     private var created: [Key: Int] = [:]
@@ -317,8 +320,6 @@ final class ResendIdentityOracle: Oracle {
     private var reported: Set<Int> = []
 
     init(suite: OracleSuite) { self.suite = suite }
-
-    func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {}
 
     func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         for case .callback(.messageInserted(let row)) in effects {

@@ -31,6 +31,7 @@ import SimKernel
 final class ConnectOutcomeOracle: Oracle {
     static let oracleName = "connect-outcome"
     let name = ConnectOutcomeOracle.oracleName
+    let hooks: OracleHooks = [.dispatching, .input, .applied, .note]
     unowned let suite: OracleSuite
 
     private struct Device {

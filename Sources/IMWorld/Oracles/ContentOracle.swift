@@ -25,22 +25,25 @@ import SimKernel
 final class ContentOracle: Oracle {
     static let oracleName = "content"
     let name = ContentOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied]
     unowned let suite: OracleSuite
     private var reported: Set<Int> = []
     private struct SendKey: Hashable { var device: Int; var clientUniqueId: Int64 }
-    /// The mention flag of the app's `send` call being handled, per device.
-    private var sendingMention: [Int: Bool] = [:]
+    /// The mention flag of the app's `send` call being handled, per device (nil: no send).
+    private var sendingMention: [Bool?] = []
     /// The mention the app asked for, per row it created (device, clientUniqueId).
     private var mentionAsked: [SendKey: Bool] = [:]
 
     init(suite: OracleSuite) { self.suite = suite }
 
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
+        while sendingMention.count <= d { sendingMention.append(nil) }
         if case .api(.send(_, _, _, _, let mentioned)) = input { sendingMention[d] = mentioned } else { sendingMention[d] = nil }
     }
 
     func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
-        if let mentioned = sendingMention.removeValue(forKey: d) {
+        if d < sendingMention.count, let mentioned = sendingMention[d] {
+            sendingMention[d] = nil
             for case .callback(.messageInserted(let row)) in effects {
                 if let cuid = row.clientUniqueId { mentionAsked[SendKey(device: d, clientUniqueId: cuid)] = mentioned }
             }

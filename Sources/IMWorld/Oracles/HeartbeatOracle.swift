@@ -19,6 +19,7 @@ import SimKernel
 final class HeartbeatOracle: Oracle {
     static let oracleName = "heartbeat"
     let name = HeartbeatOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied, .note]
     unowned let suite: OracleSuite
 
     private struct Device {

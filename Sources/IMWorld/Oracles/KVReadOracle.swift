@@ -15,6 +15,7 @@ import SimKernel
 final class KVReadOracle: Oracle {
     static let oracleName = "kv-read"
     let name = KVReadOracle.oracleName
+    let hooks: OracleHooks = [.applied, .note]
     unowned let suite: OracleSuite
     /// Per device: the rooms the app was told it is in.
     private var inRoom: [Set<String>] = []

@@ -6,6 +6,7 @@ import SimKernel
 /// deadline.
 final class LivenessOracle: Oracle {
     let name = "liveness"
+    let hooks: OracleHooks = []
     unowned let suite: OracleSuite
 
     init(suite: OracleSuite) { self.suite = suite }

@@ -16,6 +16,7 @@ import SimKernel
 ///   one peer shown twice (B10).
 final class NoDuplicateOracle: Oracle {
     let name = "no-duplicate"
+    let hooks: OracleHooks = [.serverApplied, .applied, .note]
     unowned let suite: OracleSuite
     /// Per device: the device-local rule shared with `imsim replay` (rows, notifications,
     /// conversations).
@@ -52,7 +53,7 @@ final class NoDuplicateOracle: Oracle {
     func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
         let effects = applied.effects
         ensure(world, d)
-        report(d, rules[d].effects(effects, store: world.store(ofDevice: d)))
+        report(d, rules[d].effects(effects, store: world.store(ofDevice: d), reads: suite.storeReads(world, d)))
     }
 
     func world(_ world: World, note: WorldNote) {

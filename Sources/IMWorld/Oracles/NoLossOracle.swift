@@ -31,6 +31,7 @@ import SimKernel
 /// and the pull is answered or failed within one request timeout (30 s): 135 s by default.
 final class NoLossOracle: Oracle {
     let name = "no-loss"
+    let hooks: OracleHooks = [.dispatching, .input, .applied, .serverApplied, .note]
     unowned let suite: OracleSuite
     let chatroomGrace = SimDuration.seconds(10)
 

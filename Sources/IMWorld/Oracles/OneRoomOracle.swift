@@ -21,6 +21,7 @@ import SimKernel
 final class OneRoomOracle: Oracle {
     static let oracleName = "one-room"
     let name = OneRoomOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied, .note]
     unowned let suite: OracleSuite
 
     private struct Device {

@@ -9,8 +9,31 @@ import SimKernel
 /// fixed oracle order) and report violations through it.
 public protocol Oracle: WorldObserver {
     var name: String { get }
+    /// The facts this oracle is handed: the suite calls it only for these hooks (every other
+    /// hook of the oracle must be the protocol's empty default). `.all` unless it says less.
+    var hooks: OracleHooks { get }
     /// Called once when the run has ended (after the liveness phase).
     func finalCheck(_ world: World)
+}
+
+/// The world-observer hooks an oracle implements. The suite hands each fact only to the oracles
+/// that take it, in the suite's fixed order: with ~20 oracles, calling every one for every fact
+/// (most of them an empty default) was a large part of a sweep seed's instructions.
+public struct OracleHooks: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let dispatching = OracleHooks(rawValue: 1 << 0)
+    public static let input = OracleHooks(rawValue: 1 << 1)
+    public static let applied = OracleHooks(rawValue: 1 << 2)
+    public static let serverInput = OracleHooks(rawValue: 1 << 3)
+    public static let serverApplied = OracleHooks(rawValue: 1 << 4)
+    public static let note = OracleHooks(rawValue: 1 << 5)
+    public static let didFinish = OracleHooks(rawValue: 1 << 6)
+    public static let all = OracleHooks(rawValue: 0x7F)
+}
+
+extension Oracle {
+    public var hooks: OracleHooks { .all }
 }
 
 /// Which oracles run, and what happens at the first violation.
@@ -84,6 +107,7 @@ public final class OracleSuite: WorldObserver {
         oracles = all.filter { options.enabled.contains($0.name) }
         running = all.filter { options.enabled.contains($0.name) || $0 is NoLossOracle || $0 is RecallCopiesOracle || $0 is StorageOracle }
         silenced = Set(running.map(\.name)).subtracting(options.enabled)
+        route()
         if options.enabled.contains("chatroom") || options.enabled.contains(ChatroomQuotaOracle.oracleName) {
             quotaModel = QuotaWindowModel(knobs: QuotaWindowModel.Knobs(world.scenario))
         }
@@ -129,14 +153,16 @@ public final class OracleSuite: WorldObserver {
     /// The chatroom message-type whitelist in force, from the scenario's `whitelistTypes` and the
     /// `setChatroomMessageWhitelist` calls the world made — never read from the server core.
     func chatroomWhitelistTypes(_ world: World) -> Set<String> {
-        whitelistTypesSet ?? Set(world.scenario.server.chatroom.whitelistTypes)
+        if let whitelistTypesSet { return whitelistTypesSet }
+        if let s = scenarioWhitelists?.types { return s }
+        return scenarioWhitelistSets(world).types
     }
 
     // MARK: - Observer (path bookkeeping and coverage)
 
     public func world(_ world: World, dispatching event: SimEvent<WorldEvent>) {
         eventIndex = event.index
-        for o in running { o.world(world, dispatching: event) }
+        for o in onDispatching { o.world(world, dispatching: event) }
     }
 
     /// The rooms' user whitelists the server API set (replacing the scenario's).
@@ -146,7 +172,16 @@ public final class OracleSuite: WorldObserver {
     /// `setChatroomWhitelist` calls the world made — never read from the server's directory.
     func chatroomUserWhitelist(_ world: World, room: String) -> Set<String> {
         if let set = roomUserWhitelists[room] { return set }
-        return Set(world.scenario.chatrooms.first { $0.id == room }?.whitelist ?? [])
+        return (scenarioWhitelists ?? scenarioWhitelistSets(world)).users[room] ?? []
+    }
+
+    /// The scenario's whitelists as sets, built once (they were built per chatroom message).
+    private func scenarioWhitelistSets(_ world: World) -> (types: Set<String>, users: [String: Set<String>]) {
+        var users: [String: Set<String>] = [:]
+        for room in world.scenario.chatrooms where users[room.id] == nil { users[room.id] = Set(room.whitelist) }
+        let sets = (types: Set(world.scenario.server.chatroom.whitelistTypes), users: users)
+        scenarioWhitelists = sets
+        return sets
     }
 
     /// A chatroom message's type or sender is on a whitelist in force (§6: never dropped by the quota).
@@ -161,7 +196,7 @@ public final class OracleSuite: WorldObserver {
         case .api(.setChatroomUserWhitelist(let room, let users)): roomUserWhitelists[room] = Set(users)
         default: break
         }
-        for o in running { o.world(world, serverInput: serverInput, serverMs: serverMs) }
+        for o in onServerInput { o.world(world, serverInput: serverInput, serverMs: serverMs) }
     }
 
     public func world(_ world: World, device: Int, input: ClientInput, localMs: Int64) {
@@ -175,10 +210,28 @@ public final class OracleSuite: WorldObserver {
         case .transport(.closed(let r)): coverage.hit("connection closed: \(r.rawValue)")
         default: break
         }
-        for o in running { o.world(world, device: device, input: input, localMs: localMs) }
+        for o in onInput { o.world(world, device: device, input: input, localMs: localMs) }
+    }
+
+    /// Reads of device `d`'s store shared by the oracles judging its effect list, or nil (read
+    /// the store directly). Not on a simulated disk: there a read may draw from the device's
+    /// storage stream, so the oracles' reads stay exactly as many as before.
+    func storeReads(_ world: World, _ d: Int) -> StoreReads? {
+        guard readsDevice == d, world.devices[d].disk == nil else { return nil }
+        let store = world.store(ofDevice: d)
+        while readers.count <= d { readers.append(nil) }
+        if let r = readers[d], r.store === store { return r }
+        let r = StoreReads(store)
+        readers[d] = r
+        return r
     }
 
     public func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
+        readsDevice = device
+        defer {
+            if device < readers.count { readers[device]?.forget() }
+            readsDevice = -1
+        }
         for e in effects {
             switch e {
             case .callback(.messageInserted(let row)):
@@ -207,7 +260,7 @@ public final class OracleSuite: WorldObserver {
             }
         }
         quotaModel?.clientSent(effects.effects)
-        for o in running { o.world(world, device: device, applied: effects) }
+        for o in onApplied { o.world(world, device: device, applied: effects) }
     }
 
     /// The §6 window model the chatroom and quota oracles both judge by, fed once per fact
@@ -255,18 +308,54 @@ public final class OracleSuite: WorldObserver {
         if quotaModel != nil {
             quotaJudgements = quotaModel!.serverEffects(serverEffects.effects, serverMs: world.serverMs) { chatroomWhitelisted(world, $0) }
         }
-        for o in running { o.world(world, serverApplied: serverEffects) }
+        for o in onServerApplied { o.world(world, serverApplied: serverEffects) }
     }
 
     public func world(_ world: World, note: WorldNote) {
         if case .fault(let kind, _, true, _) = note { coverage.hit("fault: \(kind.rawValue)") }
-        for o in running { o.world(world, note: note) }
+        for o in onNote { o.world(world, note: note) }
     }
 
     public func worldDidFinish(_ world: World) {
         for o in running { o.finalCheck(world) }
-        for o in running { o.worldDidFinish(world) }
+        for o in onDidFinish { o.worldDidFinish(world) }
     }
+
+    // MARK: - Routing (stored last: the fields above keep their places for modules built before)
+
+    /// `running`, per hook: the oracles that take it, in the same order.
+    private var onDispatching: [any Oracle] = []
+    private var onInput: [any Oracle] = []
+    private var onApplied: [any Oracle] = []
+    private var onServerInput: [any Oracle] = []
+    private var onServerApplied: [any Oracle] = []
+    private var onNote: [any Oracle] = []
+    private var onDidFinish: [any Oracle] = []
+
+    /// Hand every fact to every oracle, whatever hooks it declares (the routing tests compare;
+    /// set before the run starts).
+    var handEveryFact = false {
+        didSet { route() }
+    }
+
+    private func route() {
+        func taking(_ h: OracleHooks) -> [any Oracle] {
+            handEveryFact ? running : running.filter { $0.hooks.contains(h) }
+        }
+        onDispatching = taking(.dispatching)
+        onInput = taking(.input)
+        onApplied = taking(.applied)
+        onServerInput = taking(.serverInput)
+        onServerApplied = taking(.serverApplied)
+        onNote = taking(.note)
+        onDidFinish = taking(.didFinish)
+    }
+
+    /// Per device, its store's reads; remembered only while one of its effect lists is judged
+    /// (`readsDevice`: that device, -1 outside `world(_:device:applied:)`).
+    private var readers: [StoreReads?] = []
+    private var readsDevice = -1
+    private var scenarioWhitelists: (types: Set<String>, users: [String: Set<String>])?
 }
 
 /// Per-message path steps (send → accept → fan-out → store → notify), kept compact (no strings

@@ -11,6 +11,7 @@ import SimKernel
 /// a gap in what the user can scroll back to, a row twice is a repeat.
 final class OrderOracle: Oracle {
     let name = "order"
+    let hooks: OracleHooks = [.input, .applied]
     unowned let suite: OracleSuite
     /// Per device: the device-local rule shared with `imsim replay`.
     private var rules: [OrderRule] = []
@@ -33,7 +34,7 @@ final class OrderOracle: Oracle {
     func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
         let effects = applied.effects
         ensure(d)
-        report(d, rules[d].effects(effects, store: world.store(ofDevice: d), serverTime: serverTime))
+        report(d, rules[d].effects(effects, store: world.store(ofDevice: d), reads: suite.storeReads(world, d), serverTime: serverTime))
     }
 
     func finalCheck(_ world: World) {

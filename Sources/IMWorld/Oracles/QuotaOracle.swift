@@ -14,6 +14,7 @@ import SimKernel
 final class ChatroomQuotaOracle: Oracle {
     static let oracleName = "quota"
     let name = ChatroomQuotaOracle.oracleName
+    let hooks: OracleHooks = [.serverApplied]
     unowned let suite: OracleSuite
     private var reported = false
 

@@ -29,6 +29,7 @@ import SimKernel
 final class RecallWindowOracle: Oracle {
     static let oracleName = "recall-window"
     let name = RecallWindowOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied, .serverApplied, .note]
     unowned let suite: OracleSuite
 
     private struct Ask {

@@ -14,6 +14,7 @@ import SimKernel
 final class ReconnectKickPolicyOracle: Oracle {
     static let oracleName = "reconnect-kick"
     let name = ReconnectKickPolicyOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied, .serverApplied]
     unowned let suite: OracleSuite
     /// Connection attempts since the device's last `connect()` (the SDK's retry counter).
     private var attempts: [Int: Int] = [:]

@@ -11,6 +11,7 @@ import SimKernel
 /// is ReconnectKickPolicyOracle's.)
 final class ReconnectOracle: Oracle {
     let name = "reconnect"
+    let hooks: OracleHooks = [.dispatching, .input, .applied, .note]
     unowned let suite: OracleSuite
     private var rules: [ReconnectRule?] = []
     /// (time, device) of every deadline a rule announced, sorted by time; an entry re-checks its

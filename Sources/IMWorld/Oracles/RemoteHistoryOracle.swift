@@ -22,6 +22,7 @@ import SimKernel
 final class RemoteHistoryOracle: Oracle {
     static let oracleName = "remote-history"
     let name = RemoteHistoryOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied, .serverApplied, .note]
     unowned let suite: OracleSuite
 
     private struct Entry { var uid: String; var dataTime: Int64 }

@@ -14,6 +14,7 @@ import SimKernel
 final class SensitiveWordOracle: Oracle {
     static let oracleName = "sensitive-word"
     let name = SensitiveWordOracle.oracleName
+    let hooks: OracleHooks = [.input, .applied, .note]
     unowned let suite: OracleSuite
 
     /// Per device: the send call of the input being handled carries a sensitive word.

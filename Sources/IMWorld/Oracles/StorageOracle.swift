@@ -23,6 +23,7 @@ import SimKernel
 final class StorageOracle: Oracle {
     static let oracleName = "storage"
     let name = StorageOracle.oracleName
+    let hooks: OracleHooks = [.applied, .note]
     unowned let suite: OracleSuite
 
     /// Per device: messageUId → messageId of every row the app was told about.

@@ -8,6 +8,7 @@ import SimKernel
 /// conversation at the end — by `UnreadRule`, the device-local rule shared with `imsim replay`.
 final class UnreadOracle: Oracle {
     let name = "unread"
+    let hooks: OracleHooks = [.applied]
     unowned let suite: OracleSuite
     private var rules: [UnreadRule] = []
 
@@ -20,7 +21,7 @@ final class UnreadOracle: Oracle {
     func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
         let effects = applied.effects
         while rules.count <= d { rules.append(UnreadRule()) }
-        report(d, rules[d].effects(effects, store: world.store(ofDevice: d)))
+        report(d, rules[d].effects(effects, store: world.store(ofDevice: d), reads: suite.storeReads(world, d)))
     }
 
     func finalCheck(_ world: World) {

@@ -23,11 +23,9 @@ public struct InboundFrames: Sendable {
         case .transport(.closed):
             decoders[d] = nil
         case .transport(.bytes(let b)):
-            guard var dec = decoders[d], dec.failure == nil else { return [] }
-            decoders[d] = nil
-            let frames = (try? dec.feed(b)) ?? []
-            decoders[d] = dec
-            return frames
+            // Fed in place (no copy of the decoder and its buffer per input); a decoder that
+            // failed throws its failure again, which yields nothing.
+            return (try? decoders[d]?.feed(b)) ?? []
         default:
             break
         }

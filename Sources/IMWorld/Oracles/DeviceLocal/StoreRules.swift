@@ -2,6 +2,50 @@ import IMClient
 import IMStore
 import IMWire
 
+/// Reads of one device's store remembered while one effect list is judged: the rules only read,
+/// and nothing writes the store until the core's next input, so rules asking for the same row
+/// (the sent row of a `sendResult`, a touched conversation) get it from one query. Made by the
+/// oracle suite per effect list; a rule given none reads the store itself (`imsim replay`).
+public final class StoreReads {
+    public let store: IMStore
+    private var rows: [Int64: StoredMessage?] = [:]
+    private var conversations: [ConversationKey: StoredConversation?] = [:]
+
+    public init(_ store: IMStore) { self.store = store }
+
+    /// Forgets every read (the store may have changed since).
+    public func forget() {
+        if !rows.isEmpty { rows.removeAll(keepingCapacity: true) }
+        if !conversations.isEmpty { conversations.removeAll(keepingCapacity: true) }
+    }
+
+    /// `(try? store.message(id:)) ?? nil`, once per id.
+    public func message(id: Int64) -> StoredMessage? {
+        if let r = rows[id] { return r }
+        let r = (try? store.message(id: id)) ?? nil
+        rows[id] = .some(r)
+        return r
+    }
+
+    /// `(try? store.conversation(key)) ?? nil`, once per key.
+    public func conversation(_ key: ConversationKey) -> StoredConversation? {
+        if let c = conversations[key] { return c }
+        let c = (try? store.conversation(key)) ?? nil
+        conversations[key] = .some(c)
+        return c
+    }
+
+    static func message(id: Int64, _ store: IMStore, _ reads: StoreReads?) -> StoredMessage? {
+        if let reads { return reads.message(id: id) }
+        return (try? store.message(id: id)) ?? nil
+    }
+
+    static func conversation(_ key: ConversationKey, _ store: IMStore, _ reads: StoreReads?) -> StoredConversation? {
+        if let reads { return reads.conversation(key) }
+        return (try? store.conversation(key)) ?? nil
+    }
+}
+
 /// One finding of a device-local rule that reads the device's store.
 public struct DeviceFinding: Sendable, Equatable {
     public var conversation: ConversationKey?
@@ -46,7 +90,7 @@ public struct NoDuplicateRule: Sendable {
 
     private static func asciiSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
 
-    public mutating func effects(_ effects: [ClientEffect], store: IMStore) -> [DeviceFinding] {
+    public mutating func effects(_ effects: [ClientEffect], store: IMStore, reads: StoreReads? = nil) -> [DeviceFinding] {
         var out: [DeviceFinding] = []
         for e in effects {
             switch e {
@@ -60,7 +104,7 @@ public struct NoDuplicateRule: Sendable {
                     out.append(DeviceFinding(conversation: first.conversation, messageUId: uid, detail:
                         "duplicate: own message \(uid) completed on messageId \(id) but already stored as messageId \(first.messageId)"))
                 }
-                if let conv = (try? store.message(id: id))??.conversation { rows[uid] = (conv, id) }
+                if let conv = StoreReads.message(id: id, store, reads)?.conversation { rows[uid] = (conv, id) }
             case .callback(.received(let m, _, _, _)):
                 guard let uid = m.messageUId else { continue }
                 if notified.updateValue(m.conversation, forKey: uid) != nil {
@@ -146,7 +190,8 @@ public struct OrderRule: Sendable {
     }
 
     /// `serverTime(uid)`: the server's dataTime of a message it accepted (nil: not known).
-    public mutating func effects(_ effects: [ClientEffect], store: IMStore, serverTime: (String) -> Int64?) -> [DeviceFinding] {
+    public mutating func effects(_ effects: [ClientEffect], store: IMStore, reads: StoreReads? = nil,
+                                 serverTime: (String) -> Int64?) -> [DeviceFinding] {
         var out: [DeviceFinding] = []
         for e in effects {
             switch e {
@@ -158,7 +203,7 @@ public struct OrderRule: Sendable {
                 if let f = Self.time(uid, sentTime, conv, "stored", serverTime) { out.append(f) }
             case .callback(.sendResult(let id, let uid?, _, nil)):
                 // What the store keeps is what the conversation is ordered by.
-                if let row = (try? store.message(id: id)) ?? nil,
+                if let row = StoreReads.message(id: id, store, reads),
                    let f = Self.time(uid, row.sentTime, row.conversation, "own sent message", serverTime) {
                     out.append(f)
                 }
@@ -226,7 +271,7 @@ public struct UnreadRule: Sendable {
 
     public init() {}
 
-    public mutating func effects(_ effects: [ClientEffect], store: IMStore) -> [DeviceFinding] {
+    public mutating func effects(_ effects: [ClientEffect], store: IMStore, reads: StoreReads? = nil) -> [DeviceFinding] {
         var touched: [ConversationKey] = []
         for e in effects {
             switch e {
@@ -238,11 +283,11 @@ public struct UnreadRule: Sendable {
                 break
             }
         }
-        return touched.compactMap { check(store, $0) }
+        return touched.compactMap { check(store, $0, reads) }
     }
 
-    private mutating func check(_ store: IMStore, _ conv: ConversationKey) -> DeviceFinding? {
-        guard !reported, let stored = (try? store.conversation(conv)) ?? nil,
+    private mutating func check(_ store: IMStore, _ conv: ConversationKey, _ reads: StoreReads? = nil) -> DeviceFinding? {
+        guard !reported, let stored = StoreReads.conversation(conv, store, reads),
               let expected = try? store.countUnreadCandidates(in: conv), stored.unreadCount != expected else { return nil }
         reported = true
         return DeviceFinding(conversation: conv, messageUId: nil,
