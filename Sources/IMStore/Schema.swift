@@ -55,7 +55,7 @@ public enum Schema {
     ///
     /// The `sentStatus` CHECK is spelled as `=` comparisons, not `IN (10, …, 70)`: SQLite codes
     /// an IN list of more than two constants in a CHECK as a temporary b-tree built again on every
-    /// row written (~29k instructions per insert, half of a raw insert); the comparisons accept
+    /// row written (~14.5k instructions per insert, a third of a raw insert); the comparisons accept
     /// and refuse exactly the same values (both compare with the column's INTEGER affinity;
     /// NULL passes both and is refused by NOT NULL). Same version: only the text differs.
     static let version1 = """
