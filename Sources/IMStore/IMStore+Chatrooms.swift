@@ -30,25 +30,30 @@ extension IMStore {
 
     /// Every joined room, by roomId.
     public func joinedChatrooms() throws -> [ChatroomState] {
-        try read {
-            try connection.with("SELECT roomId, joinedTime, kvSynced, kvSyncTime FROM chatrooms ORDER BY roomId") { s in
-                var out: [ChatroomState] = []
-                while try s.step() { out.append(Self.decodeChatroom(s)) }
-                return out
-            }
+        try read { try loadChatrooms() }
+    }
+
+    private func loadChatrooms() throws -> [ChatroomState] {
+        try connection.with("SELECT roomId, joinedTime, kvSynced, kvSyncTime FROM chatrooms ORDER BY roomId") { s in
+            var out: [ChatroomState] = []
+            while try s.step() { out.append(Self.decodeChatroom(s)) }
+            return out
         }
     }
 
     /// Records the KV sync state of a joined room. Returns false if the room is not joined.
     @discardableResult
     public func setChatroomKVSync(_ roomId: String, synced: Bool, syncTime: Int64) throws -> Bool {
-        try write {
-            try connection.with("UPDATE chatrooms SET kvSynced = ?2, kvSyncTime = ?3 WHERE roomId = ?1") { s in
-                try s.bind(roomId, at: 1)
-                try s.bind(synced, at: 2)
-                try s.bind(syncTime, at: 3)
-                return try s.run() > 0
-            }
+        try write { try storeKVSync(roomId, synced: synced, syncTime: syncTime) }
+    }
+
+    /// One statement for setting and clearing the sync state (the constants are bound).
+    private func storeKVSync(_ roomId: String, synced: Bool, syncTime: Int64) throws -> Bool {
+        try connection.with("UPDATE chatrooms SET kvSynced = ?2, kvSyncTime = ?3 WHERE roomId = ?1") { s in
+            try s.bind(roomId, at: 1)
+            try s.bind(synced, at: 2)
+            try s.bind(syncTime, at: 3)
+            return try s.run() > 0
         }
     }
 
@@ -116,10 +121,7 @@ extension IMStore {
     @discardableResult
     public func clearChatroomKV(_ roomId: String) throws -> Int {
         try write {
-            try connection.with("UPDATE chatrooms SET kvSynced = 0, kvSyncTime = 0 WHERE roomId = ?1") { s in
-                try s.bind(roomId, at: 1)
-                try s.run()
-            }
+            _ = try storeKVSync(roomId, synced: false, syncTime: 0)
             return try deleteKV(roomId)
         }
     }
@@ -161,11 +163,10 @@ extension IMStore {
         }
     }
 
+    /// Read from the list of joined rooms (a device is in a few): every client start prepares
+    /// that statement already, and a second one costs each connection ~30k instructions.
     private func loadChatroom(_ roomId: String) throws -> ChatroomState? {
-        try connection.with("SELECT roomId, joinedTime, kvSynced, kvSyncTime FROM chatrooms WHERE roomId = ?1") { s in
-            try s.bind(roomId, at: 1)
-            return try s.step() ? Self.decodeChatroom(s) : nil
-        }
+        try loadChatrooms().first { $0.roomId == roomId }
     }
 
     private static func decodeChatroom(_ s: Statement) -> ChatroomState {

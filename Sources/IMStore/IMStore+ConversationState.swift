@@ -27,20 +27,12 @@ extension IMStore {
             return try s.run() == 1
         }
         if becameLatest { return true }
-        if unreadDelta != 0 || mentioned {
-            let updated = try connection.with("""
-                UPDATE conversations SET unreadCount = MAX(0, unreadCount + ?3), hasUnreadMentioned = MAX(hasUnreadMentioned, ?4)
-                WHERE conversationType = ?1 AND targetId = ?2
-                """) { s in
-                try s.bind(key, at: 1)
-                try s.bind(unreadDelta, at: 3)
-                try s.bind(mentioned, at: 4)
-                return try s.run() == 1
-            }
-            if updated { return false }
-        }
-        // No row yet (or an older, uncounted message for an existing row: then this does nothing).
-        return try connection.with("""
+        // No row yet, or an older message for an existing row. The INSERT comes first: it is the
+        // common case (a new conversation), and a device that never gets an older message never
+        // prepares the unread-only UPDATE (~50k instructions per connection). Same writes as
+        // UPDATE-then-INSERT: the INSERT writes nothing when the row exists, the UPDATE nothing
+        // when it does not.
+        let created = try connection.with("""
             INSERT INTO conversations (conversationType, targetId, latestMessageId, latestTime, unreadCount, hasUnreadMentioned)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             ON CONFLICT DO NOTHING
@@ -52,6 +44,19 @@ extension IMStore {
             try s.bind(mentioned, at: 6)
             return try s.run() == 1
         }
+        if created { return true }
+        if unreadDelta != 0 || mentioned {
+            try connection.with("""
+                UPDATE conversations SET unreadCount = MAX(0, unreadCount + ?3), hasUnreadMentioned = MAX(hasUnreadMentioned, ?4)
+                WHERE conversationType = ?1 AND targetId = ?2
+                """) { s in
+                try s.bind(key, at: 1)
+                try s.bind(unreadDelta, at: 3)
+                try s.bind(mentioned, at: 4)
+                try s.run()
+            }
+        }
+        return false
     }
 
     /// The conversation row, if any.

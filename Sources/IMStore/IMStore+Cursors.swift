@@ -3,11 +3,14 @@
 extension IMStore {
     /// The cursor's value (server ms); 0 when never set.
     public func cursor(_ cursor: SyncCursor) throws -> Int64 {
-        try read {
-            try connection.with("SELECT value FROM cursors WHERE name = ?1") { s in
-                try s.bind(cursor.name, at: 1)
-                return try s.step() ? s.int64(0) : 0
-            }
+        try read { try cursorValue(named: cursor.name) ?? 0 }
+    }
+
+    /// The stored value of the `cursors` row `name` (sync cursors and counters), nil when absent.
+    func cursorValue(named name: String) throws -> Int64? {
+        try connection.with("SELECT value FROM cursors WHERE name = ?1") { s in
+            try s.bind(name, at: 1)
+            return try s.step() ? s.int64(0) : nil
         }
     }
 
@@ -41,10 +44,15 @@ extension IMStore {
     }
 
     private func storeCursor(_ cursor: SyncCursor, _ value: Int64) throws {
+        try storeCursorValue(named: cursor.name, value)
+    }
+
+    /// Writes the `cursors` row `name` (inserted, or rewritten even when the value is unchanged).
+    func storeCursorValue(named name: String, _ value: Int64) throws {
         try connection.with("""
             INSERT INTO cursors (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value
             """) { s in
-            try s.bind(cursor.name, at: 1)
+            try s.bind(name, at: 1)
             try s.bind(value, at: 2)
             try s.run()
         }

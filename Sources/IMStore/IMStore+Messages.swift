@@ -90,7 +90,10 @@ extension IMStore {
             guard let (key, status) = try sendState(messageId), status == .sending || status == .failed else {
                 return try unchanged(messageId)
             }
-            let copy = try nextUIdCopy(messageUId)
+            // The rows already holding the UId give both the copy number and the other rows to
+            // report (the UPDATE changes only this row, so reading them first is the same).
+            let rows = try rows(withUId: messageUId)
+            let copy = Self.nextUIdCopy(rows)
             try connection.with("""
                 UPDATE messages SET messageUId = ?2, uidCopy = ?4, sentTime = ?3, sentStatus = 30 WHERE messageId = ?1
                 """) { s in
@@ -100,15 +103,7 @@ extension IMStore {
                 try s.bind(copy, at: 4)
                 try s.run()
             }
-            let others = try connection.with("""
-                SELECT messageId FROM messages WHERE messageUId = ?1 AND messageId <> ?2 ORDER BY messageId
-                """) { s in
-                try s.bind(messageUId, at: 1)
-                try s.bind(messageId, at: 2)
-                var ids: [Int64] = []
-                while try s.step() { ids.append(s.int64(0)) }
-                return ids
-            }
+            let others = rows.map(\.messageId).filter { $0 != messageId }
             let change = try refreshConversation(key, unread: .delta(0))
             return SentStatusUpdate(
                 updated: true, previousStatus: status, conversation: key,
@@ -158,21 +153,30 @@ extension IMStore {
 
     // MARK: Rows
 
-    /// The row holding copy 0 of `uid` (the first stored).
-    func firstRow(withUId uid: String) throws -> Int64? {
-        try connection.with("SELECT messageId FROM messages WHERE messageUId = ?1 ORDER BY uidCopy LIMIT 1") { s in
+    /// The rows holding `uid` (one per copy), ascending messageId. One statement serves the first
+    /// row, the next copy number and `markSent`'s other rows (each distinct statement costs every
+    /// connection ~40k instructions to prepare; a UId has one row unless dedup was off).
+    func rows(withUId uid: String) throws -> [(messageId: Int64, uidCopy: Int64)] {
+        try connection.with("SELECT messageId, uidCopy FROM messages WHERE messageUId = ?1 ORDER BY messageId") { s in
             try s.bind(uid, at: 1)
-            return try s.step() ? s.int64(0) : nil
+            var rows: [(messageId: Int64, uidCopy: Int64)] = []
+            while try s.step() { rows.append((s.int64(0), s.int64(1))) }
+            return rows
         }
+    }
+
+    /// The row holding the lowest copy of `uid` (copy 0, the first stored).
+    func firstRow(withUId uid: String) throws -> Int64? {
+        try rows(withUId: uid).min { $0.uidCopy < $1.uidCopy }?.messageId
     }
 
     /// The copy number a new row with `uid` gets: 0 if none is stored, else one past the highest.
     func nextUIdCopy(_ uid: String) throws -> Int64 {
-        try connection.with("SELECT COALESCE(MAX(uidCopy) + 1, 0) FROM messages WHERE messageUId = ?1") { s in
-            try s.bind(uid, at: 1)
-            _ = try s.step()
-            return s.int64(0)
-        }
+        Self.nextUIdCopy(try rows(withUId: uid))
+    }
+
+    static func nextUIdCopy(_ rows: [(messageId: Int64, uidCopy: Int64)]) -> Int64 {
+        rows.map(\.uidCopy).max().map { $0 + 1 } ?? 0
     }
 
     /// Inserts a row; nil when (messageUId, uidCopy) is already stored.

@@ -161,13 +161,7 @@ extension IMStore {
 
     /// Number of rows carrying `messageUId` (1 is right; more is a duplicate).
     public func countRows(withUId messageUId: String) throws -> Int {
-        try read {
-            try connection.with("SELECT COUNT(*) FROM messages WHERE messageUId = ?1") { s in
-                try s.bind(messageUId, at: 1)
-                _ = try s.step()
-                return s.int(0)
-            }
-        }
+        try read { try rows(withUId: messageUId).count }
     }
 
     /// messageUIds stored in more than one row, sorted by messageUId.
