@@ -54,7 +54,10 @@ public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The SDK's public API, as calls.
+/// The SDK's public API, as calls. The cases larger than three words are boxed (`indirect`, here
+/// and in `AppCallback` and `ClientNote`): an enum this size (inputs and effects were 58–74 bytes)
+/// is copied whole through a value witness (~130 instructions) wherever it is switched over
+/// outside its module; boxed, a copy is a retain.
 public enum ClientAPICall: Hashable, Sendable {
     case connect(token: String, timeLimitSeconds: Int32)
     /// Disconnect, keep push; ends reconnection.
@@ -63,27 +66,27 @@ public enum ClientAPICall: Hashable, Sendable {
     case logout
     /// Insert the row (SENDING) and send. `content` is the JSON body. The row is returned at once
     /// through `.messageInserted`.
-    case send(conversation: ConversationKey, objectName: String, content: String, pushText: String?, mentioned: Bool)
+    indirect case send(conversation: ConversationKey, objectName: String, content: String, pushText: String?, mentioned: Bool)
     case resend(messageId: Int64)
     case recall(messageId: Int64)
     /// Private read receipt (RC:ReadNtf) with the sentTime of the last message read.
-    case sendReadReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
+    indirect case sendReadReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
     /// Clear unread up to a sentTime (and sync it to the user's other devices).
-    case clearUnread(conversation: ConversationKey, upToSentTime: Int64)
+    indirect case clearUnread(conversation: ConversationKey, upToSentTime: Int64)
     case joinChatroom(roomId: String, messageCount: Int32)
     case joinExistChatroom(roomId: String, messageCount: Int32)
     case quitChatroom(roomId: String)
-    case setChatroomKV(roomId: String, key: String, value: String, autoDelete: Bool, force: Bool)
-    case removeChatroomKV(roomId: String, key: String, force: Bool)
+    indirect case setChatroomKV(roomId: String, key: String, value: String, autoDelete: Bool, force: Bool)
+    indirect case removeChatroomKV(roomId: String, key: String, force: Bool)
     case getChatroomKV(roomId: String)
     /// Local history page (messageId cursor, -1 = newest, ≤ 20).
-    case getHistory(conversation: ConversationKey, beforeMessageId: Int64, count: Int32)
+    indirect case getHistory(conversation: ConversationKey, beforeMessageId: Int64, count: Int32)
     /// Cloud history (qryPMsg/qryGMsg/qryCHMsg): the newest `count` (1…200) messages sent before
     /// `beforeTime` (server ms; 0 = now), HistoryMsgInput order 0.
-    case getRemoteHistory(conversation: ConversationKey, beforeTime: Int64, count: Int32)
+    indirect case getRemoteHistory(conversation: ConversationKey, beforeTime: Int64, count: Int32)
     /// Cloud history the other way: the oldest `count` (1…200) messages sent after `afterTime`
     /// (server ms), HistoryMsgInput order 1 (im-semantics §6: "before/after a ms timestamp").
-    case getRemoteHistoryAfter(conversation: ConversationKey, afterTime: Int64, count: Int32)
+    indirect case getRemoteHistoryAfter(conversation: ConversationKey, afterTime: Int64, count: Int32)
 }
 
 public enum TransportEvent: Hashable, Sendable {
@@ -145,19 +148,20 @@ public enum AppCallback: Sendable {
     case connected(userId: String)
     case connectError(code: Int32)
     // The message-bearing cases are boxed: a `StoredMessage` inline made every callback, and
-    // every effect, 178 bytes, copied whole wherever an effect list is read.
+    // every effect, 178 bytes, copied whole wherever an effect list is read. So are the other
+    // cases larger than three words (see `ClientAPICall`).
     /// The row `send` inserted (status SENDING), returned at once.
     indirect case messageInserted(StoredMessage)
     /// success (`error == nil`, messageUId + server sentTime) or error(code, messageId).
-    case sendResult(messageId: Int64, messageUId: String?, sentTime: Int64, error: Int32?)
+    indirect case sendResult(messageId: Int64, messageUId: String?, sentTime: Int64, error: Int32?)
     indirect case received(StoredMessage, left: Int, offline: Bool, hasPackage: Bool)
-    case recalled(messageId: Int64, conversation: ConversationKey)
+    indirect case recalled(messageId: Int64, conversation: ConversationKey)
     /// The sender's result of `recall(messageId:)` (added by IMClient: the recipient side is
     /// `recalled`). On success the row now holds the RC:RcNtf notification.
     case recallResult(messageId: Int64, error: Int32?)
-    case readReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
+    indirect case readReceipt(conversation: ConversationKey, lastMessageSentTime: Int64)
     /// Unread cleared by this user's other device (RC:SRSMsg).
-    case syncReadStatus(conversation: ConversationKey, upToSentTime: Int64)
+    indirect case syncReadStatus(conversation: ConversationKey, upToSentTime: Int64)
     case chatroomJoined(roomId: String)
     case chatroomJoinFailed(roomId: String, code: Int32)
     case chatroomQuit(roomId: String)
@@ -166,22 +170,23 @@ public enum AppCallback: Sendable {
     case chatroomKVSynced(roomId: String)
     case chatroomKVUpdated(roomId: String, entries: [ChatroomKVEntry])
     case chatroomKVRemoved(roomId: String, keys: [String])
-    case chatroomKVResult(roomId: String, key: String, error: Int32?)
-    case chatroomKV(roomId: String, entries: [ChatroomKVEntry], error: Int32?)
-    case history(conversation: ConversationKey, messages: [StoredMessage])
-    case remoteHistory(conversation: ConversationKey, messages: [StoredMessage], error: Int32?)
+    indirect case chatroomKVResult(roomId: String, key: String, error: Int32?)
+    indirect case chatroomKV(roomId: String, entries: [ChatroomKVEntry], error: Int32?)
+    indirect case history(conversation: ConversationKey, messages: [StoredMessage])
+    indirect case remoteHistory(conversation: ConversationKey, messages: [StoredMessage], error: Int32?)
 }
 
-/// Facts for traces and oracles; never read back by the core.
+/// Facts for traces and oracles; never read back by the core. Cases larger than three words are
+/// boxed (see `ClientAPICall`).
 public enum ClientNote: Sendable {
     /// Connection state machine transition (one line in the short log).
-    case state(from: String, to: String, reason: String)
+    indirect case state(from: String, to: String, reason: String)
     /// A received message was written to the store (`isNew` false = dedup hit or update).
-    case stored(messageId: Int64, messageUId: String?, conversation: ConversationKey, sentTime: Int64,
+    indirect case stored(messageId: Int64, messageUId: String?, conversation: ConversationKey, sentTime: Int64,
                 direction: MessageDirection, isNew: Bool)
     /// A received message was not stored or notified, and why (e.g. "s_msg during pull",
     /// "dataTime ≤ inbox cursor", "older than room cursor", "status").
-    case skipped(messageUId: String?, conversation: ConversationKey, reason: String)
+    indirect case skipped(messageUId: String?, conversation: ConversationKey, reason: String)
     case cursor(name: String, value: Int64)
     /// The next reconnect attempt is scheduled after `delay` (index in the schedule).
     case reconnectScheduled(attempt: Int, delay: SimDuration)
@@ -191,17 +196,17 @@ public enum ClientNote: Sendable {
     case chatroomState(roomId: String, joined: Bool)
     /// A store change other than storing a received message (added by IMClient): send status,
     /// recall, read state, chatroom quit. `what` is one readable line.
-    case changed(conversation: ConversationKey?, messageIds: [Int64], what: String)
+    indirect case changed(conversation: ConversationKey?, messageIds: [Int64], what: String)
     /// Inbox sync machine transition (added by IMClient).
-    case syncState(from: SyncState, to: SyncState, reason: String)
+    indirect case syncState(from: SyncState, to: SyncState, reason: String)
     /// A store operation failed (the core goes on; a real SDK would report 33002).
-    case storeError(operation: String, message: String)
+    indirect case storeError(operation: String, message: String)
     /// An input the core did not act on, and why (e.g. "connect while connected", a late PUBACK,
     /// an undecodable frame body).
-    case ignored(input: String, reason: String)
+    indirect case ignored(input: String, reason: String)
     /// A body this core built lacks a required field (a bug here): it was sent as built and the
     /// peer will refuse it (`ProtoBody.encodeBuilt`).
-    case incompleteBody(IncompleteBody)
+    indirect case incompleteBody(IncompleteBody)
 }
 
 /// Client SDK knobs. Defaults are the values of im-semantics.md; the world maps the scenario's

@@ -5,7 +5,8 @@ import SimKernel
 // SwiftNIO runtime tomorrow). The core is a sans-IO value: inputs in, effects out; it never reads a
 // clock, opens a socket or spawns a task. `now` is server time in ms (epoch ms).
 
-/// Server-side timers. The driver schedules them and feeds `.timerFired` back.
+/// Server-side timers. The driver schedules them and feeds `.timerFired` back. The two-String
+/// cases are boxed, as `ServerAPICall`'s large ones (rare; they made every `ServerInput` large).
 public enum ServerTimer: Hashable, Sendable, CustomStringConvertible {
     /// A connection sent nothing for `sessionIdleTimeout`: consider it dead.
     case sessionIdle(ConnectionID)
@@ -18,8 +19,8 @@ public enum ServerTimer: Hashable, Sendable, CustomStringConvertible {
     /// Offline-inbox expiry sweep.
     case offlineExpiry
     /// A timed ban or mute ends.
-    case chatroomBanEnds(roomId: String, userId: String)
-    case chatroomMuteEnds(roomId: String, userId: String)
+    indirect case chatroomBanEnds(roomId: String, userId: String)
+    indirect case chatroomMuteEnds(roomId: String, userId: String)
 
     public var description: String {
         switch self {
@@ -34,23 +35,26 @@ public enum ServerTimer: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Calls of the server API (RongCloud's REST API), made by scenarios and tests.
+/// Calls of the server API (RongCloud's REST API), made by scenarios and tests. The cases larger
+/// than three words are boxed (`indirect`): inline, they made every `ServerInput` 41 bytes, a size
+/// Swift copies through a value witness wherever an input is switched over (rare calls, one
+/// allocation each).
 public enum ServerAPICall: Hashable, Sendable {
     case createChatroom(roomId: String)
     case destroyChatroom(roomId: String)
     case keepAliveChatroom(roomId: String, enabled: Bool)
-    case banChatroomUser(roomId: String, userId: String, durationMs: Int64)
-    case muteChatroomUser(roomId: String, userId: String, durationMs: Int64)
+    indirect case banChatroomUser(roomId: String, userId: String, durationMs: Int64)
+    indirect case muteChatroomUser(roomId: String, userId: String, durationMs: Int64)
     case setChatroomUserWhitelist(roomId: String, userIds: [String])
     /// The app's chatroom message whitelist (replaces it): messages of these types are never
     /// dropped by a room's quota (im-semantics §6). Starts as `config.chatroom.whitelistTypes`.
     case setChatroomMessageWhitelist(objectNames: [String])
-    case muteGroupUser(groupId: String, userId: String, muted: Bool)
+    indirect case muteGroupUser(groupId: String, userId: String, muted: Bool)
     case addGroupMembers(groupId: String, userIds: [String])
     case removeGroupMembers(groupId: String, userIds: [String])
     case blockUser(userId: String, blocked: Bool)
     /// A system-conversation message to one user (users cannot reply).
-    case sendSystemMessage(toUserId: String, objectName: String, content: [UInt8])
+    indirect case sendSystemMessage(toUserId: String, objectName: String, content: [UInt8])
     /// A system message to every user.
     case broadcast(objectName: String, content: [UInt8])
 }

@@ -3,9 +3,9 @@ import SimKernel
 
 // The ledger's read of a store: what `conversationList()` lists, each conversation with its
 // messages in history order. A run's end reads 1,000+ stores, each preparing its statements once
-// on its own connection, so preparing costs as much as reading and the two statements are lean:
-// the conversations' keys and unread counts, and one scan of the messages with only the columns
-// the ledger shows (a join costs more to prepare and seeks an index per conversation and the
+// on its own connection, so preparing costs as much as reading: the conversations come through
+// the conversation list's statement (already prepared), and the one statement of its own is lean,
+// one scan of the messages with only the columns the ledger shows (a join costs more to prepare and seeks an index per conversation and the
 // table per message). Their results are `+column`: an expression, for which SQLite records no
 // declared type and origin (four allocations a column in every prepare when the library is built
 // with SQLITE_ENABLE_COLUMN_METADATA, as Debian's is) — the value is the column's, unchanged.
@@ -38,6 +38,9 @@ extension IMStore {
     public func ledgerConversations() throws -> [LedgerConversation] {
         try read {
             var out = try ledgerConversationRows()
+            // No listed conversation: the message scan would keep nothing (a run's end reads
+            // 1,000+ stores, most of them with nothing listed in short runs).
+            if out.isEmpty { return out }
             try connection.with("""
                 SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction,
                        +objectName, +sentTime, +sentStatus, +receivedStatus, +content
@@ -58,19 +61,11 @@ extension IMStore {
 
     /// The listed conversations, without messages, ordered by type, then targetId's bytes.
     private func ledgerConversationRows() throws -> [LedgerConversation] {
-        // Filtered and ordered here: a WHERE and an ORDER BY cost more to prepare (once per
-        // store) than sorting a few conversations.
-        var out: [LedgerConversation] = try connection.with(
-            "SELECT +conversationType, +targetId, +unreadCount FROM conversations"
-        ) { s in
-            var out: [LedgerConversation] = []
-            while try s.step() {
-                let type = try conversationType(s, 0)
-                if type == .chatroom { continue }
-                out.append(LedgerConversation(key: ConversationKey(type, s.string(1)), unreadCount: s.int(2), messages: []))
-            }
-            return out
-        }
+        // Read through `conversationList()`'s statement, which every started client has already
+        // prepared on this connection (its startup lists chatroom rows): preparing a statement
+        // of its own cost as much as the rest of a small store's ledger. Its ORDER BY is the
+        // list's, not the ledger's: sorted here.
+        var out = try conversationList().map { LedgerConversation(key: $0.key, unreadCount: $0.unreadCount, messages: []) }
         out.sort { a, b in
             a.key.type != b.key.type ? a.key.type < b.key.type : LedgerRow.compare(a.key.targetId, b.key.targetId) < 0
         }

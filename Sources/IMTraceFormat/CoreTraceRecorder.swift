@@ -158,14 +158,18 @@ public final class CoreTraceRecorder {
             clockOffsets[d] = offset
             record(.clientInput(device: d, .wallClock(offsetMs: offset)), at: now)
         }
+        // One level of pattern a `switch` (nested patterns copy the whole input first).
         switch input {
         case .api: break
         // The world feeds a timer to its core exactly when it dispatches `ev.clientTimer`: that
         // record is the input (kind `in.timer` is for drivers without kernel records, e.g. replay).
         case .timerFired: return
-        case .transport(.bytes(let b)):
-            append(kind: ClientInput.TraceKind.transportBytes.rawValue, level: .full, at: now) { $0.device(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
-            return
+        case .transport(let t):
+            if case .bytes(let b) = t {
+                append(kind: ClientInput.TraceKind.transportBytes.rawValue, level: .full, at: now) { $0.device(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
+                return
+            }
+            if level < .full { return }
         default: if level < .full { return }
         }
         record(.clientInput(device: d, ClientInputRecord(input, keepContent: keep)), at: now)
@@ -176,8 +180,10 @@ public final class CoreTraceRecorder {
     public func clientEffects(device d: Int, _ effects: [ClientEffect], opened: (Int) -> ConnectionID, at now: SimTime) {
         guard level >= .outcomes else { return }
         var openIndex = 0
-        for i in effects.indices {
-            switch effects[i] {
+        // `for … in` and one level of pattern per `switch`: `switch effects[i]` with nested
+        // patterns copied each effect whole into a temporary first.
+        for effect in effects {
+            switch effect {
             case .openConnection:
                 record(device: d, .openConnection(opened(openIndex)), at: now)
                 openIndex += 1
@@ -191,25 +197,31 @@ public final class CoreTraceRecorder {
                 append(kind: ClientEffect.TraceKind.setTimer.rawValue, level: .full, at: now) { $0.device(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
                 append(kind: ClientEffect.TraceKind.cancelTimer.rawValue, level: .full, at: now) { $0.device(d); $0.clientTimer(t) }
-            case .callback(.received(let m, let left, let off, let pkg)):
-                append(kind: AppCallback.TraceKind.received.rawValue, level: .outcomes, at: now) {
-                    $0.device(d)
-                    CallbackRecord.encodeReceived(m, left: left, offline: off, hasPackage: pkg, keepContent: keep, epoch: epochMs, into: &$0)
-                }
             case .callback(let cb):
-                let r = CallbackRecord(cb, keepContent: keep)
-                append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
-            case .note(.cursor(let name, let v)):
-                append(kind: ClientNote.TraceKind.cursor.rawValue, level: .outcomes, at: now) {
-                    $0.device(d); ClientNoteRecord.encodeCursor(name, v, into: &$0, epoch: epochMs)
-                }
-            case .note(.stored(let id, let uid, let c, let t, let dir, let new)):
-                append(kind: ClientNote.TraceKind.stored.rawValue, level: .outcomes, at: now) {
-                    $0.device(d); ClientNoteRecord.encodeStored(id, uid, c, t, dir, new, into: &$0, epoch: epochMs)
+                switch cb {
+                case .received(let m, let left, let off, let pkg):
+                    append(kind: AppCallback.TraceKind.received.rawValue, level: .outcomes, at: now) {
+                        $0.device(d)
+                        CallbackRecord.encodeReceived(m, left: left, offline: off, hasPackage: pkg, keepContent: keep, epoch: epochMs, into: &$0)
+                    }
+                default:
+                    let r = CallbackRecord(cb, keepContent: keep)
+                    append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
                 }
             case .note(let n):
-                let r = ClientNoteRecord(n)
-                append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
+                switch n {
+                case .cursor(let name, let v):
+                    append(kind: ClientNote.TraceKind.cursor.rawValue, level: .outcomes, at: now) {
+                        $0.device(d); ClientNoteRecord.encodeCursor(name, v, into: &$0, epoch: epochMs)
+                    }
+                case .stored(let id, let uid, let c, let t, let dir, let new):
+                    append(kind: ClientNote.TraceKind.stored.rawValue, level: .outcomes, at: now) {
+                        $0.device(d); ClientNoteRecord.encodeStored(id, uid, c, t, dir, new, into: &$0, epoch: epochMs)
+                    }
+                default:
+                    let r = ClientNoteRecord(n)
+                    append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
+                }
             }
         }
     }

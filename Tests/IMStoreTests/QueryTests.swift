@@ -162,4 +162,19 @@ import Testing
         #expect(got.first { $0.key == team }?.messages == [])
         #expect(try memoryStore().ledgerConversations() == [])
     }
+
+    @Test func ledgerReadPreparesNoStatementBeyondTheListAndTheMessageScan() throws {
+        let s = try memoryStore()
+        _ = try s.conversationList()
+        let before = s.connection.cachedStatementCount
+        // Nothing listed: no message scan at all.
+        #expect(try s.ledgerConversations() == [])
+        #expect(s.connection.cachedStatementCount == before)
+        _ = try store(s, incoming("A1", at: 5))
+        let withMessages = s.connection.cachedStatementCount
+        let got = try s.ledgerConversations()
+        #expect(got.map(\.key) == [alice])
+        #expect(got.first?.messages.map(\.messageUId) == ["A1"])
+        #expect(s.connection.cachedStatementCount == withMessages + 1, "only the message scan is the ledger's own")
+    }
 }
