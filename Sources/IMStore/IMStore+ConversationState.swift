@@ -62,8 +62,8 @@ extension IMStore {
     /// The conversation row, if any.
     func loadConversation(_ key: ConversationKey) throws -> StoredConversation? {
         try connection.with("""
-            SELECT conversationType, targetId, latestMessageId, latestTime, unreadCount,
-                   hasUnreadMentioned, isTop, draft, notificationStatus, readReceiptTime
+            SELECT +conversationType, +targetId, +latestMessageId, +latestTime, +unreadCount,
+                   +hasUnreadMentioned, +isTop, +draft, +notificationStatus, +readReceiptTime
             FROM conversations WHERE conversationType = ?1 AND targetId = ?2
             """) { s in
             try s.bind(key, at: 1)

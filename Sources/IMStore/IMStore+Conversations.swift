@@ -14,8 +14,8 @@ extension IMStore {
     public func conversationList(types: [ConversationType]? = nil) throws -> [StoredConversation] {
         try read {
             try connection.with("""
-                SELECT conversationType, targetId, latestMessageId, latestTime, unreadCount,
-                       hasUnreadMentioned, isTop, draft, notificationStatus, readReceiptTime
+                SELECT +conversationType, +targetId, +latestMessageId, +latestTime, +unreadCount,
+                       +hasUnreadMentioned, +isTop, +draft, +notificationStatus, +readReceiptTime
                 FROM conversations
                 ORDER BY isTop DESC, latestTime DESC, COALESCE(latestMessageId, 0) DESC, conversationType, targetId
                 """) { s in

@@ -10,8 +10,8 @@ extension IMStore {
     public func message(id: Int64) throws -> StoredMessage? {
         try read {
             try connection.with("""
-                SELECT messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName,
-                       content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId
+                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
+                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
                 FROM messages WHERE messageId = ?1
                 """) { s in
                 try s.bind(id, at: 1)
@@ -24,8 +24,8 @@ extension IMStore {
     public func messages(withUId messageUId: String) throws -> [StoredMessage] {
         try read {
             try connection.with("""
-                SELECT messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName,
-                       content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId
+                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
+                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
                 FROM messages WHERE messageUId = ?1 ORDER BY messageId
                 """) { s in
                 try s.bind(messageUId, at: 1)
@@ -54,8 +54,8 @@ extension IMStore {
                 }
             }
             return try connection.with("""
-                SELECT messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName,
-                       content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId
+                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
+                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
                 FROM messages
                 WHERE conversationType = ?1 AND targetId = ?2
                   AND (sentTime, COALESCE(messageUId, ''), messageId) < (?3, ?5, ?6)
@@ -78,8 +78,8 @@ extension IMStore {
     public func allMessagesInHistoryOrder(excludingChatrooms: Bool = false) throws -> [ConversationKey: [StoredMessage]] {
         let rows: [ConversationKey: [StoredMessage]] = try read {
             try connection.with("""
-                SELECT messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName,
-                       content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId
+                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
+                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
                 FROM messages WHERE conversationType <> ?1
                 """) { s in
                 try s.bind(excludingChatrooms ? Int(ConversationType.chatroom.rawValue) : -1, at: 1)
@@ -100,8 +100,8 @@ extension IMStore {
     public func messages(in conversation: ConversationKey, sentTime range: ClosedRange<Int64>, limit: Int? = nil) throws -> [StoredMessage] {
         try read {
             try connection.with("""
-                SELECT messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName,
-                       content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId
+                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
+                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
                 FROM messages
                 WHERE conversationType = ?1 AND targetId = ?2 AND sentTime BETWEEN ?3 AND ?4
                 ORDER BY sentTime, messageId LIMIT ?5
@@ -122,8 +122,8 @@ extension IMStore {
     public func snapshot(of conversation: ConversationKey) throws -> [StoredMessage] {
         try read {
             try connection.with("""
-                SELECT messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName,
-                       content, extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId
+                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
+                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
                 FROM messages
                 WHERE conversationType = ?1 AND targetId = ?2
                 ORDER BY sentTime, messageUId, messageId

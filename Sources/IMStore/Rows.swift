@@ -4,6 +4,10 @@ import IMWire
 // Row decoding. Every SELECT of messages lists the columns in this order (0-based):
 // messageId, messageUId, conversationType, targetId, senderUserId, direction, objectName, content,
 // extra, sentTime, receivedTime, sentStatus, receivedStatus, flags, clientUniqueId
+//
+// Each as `+column`: an expression, so SQLite records no declared type and origin for it (with
+// SQLITE_ENABLE_COLUMN_METADATA, as Debian builds it, ~2k instructions a column in every prepare,
+// and every device prepares these again at each store open). Same values, same query plans.
 
 enum MessageRow {
     static let columns = [
@@ -13,7 +17,8 @@ enum MessageRow {
     ]
 
     static func decode(_ s: Statement) throws -> StoredMessage {
-        assert((0..<s.columnCount).map(s.columnName) == columns, "message SELECT columns out of order: \(s.sql)")
+        assert((0..<s.columnCount).map { s.columnName($0).trimmingPrefix("+") } == columns.map { Substring($0) },
+               "message SELECT columns out of order: \(s.sql)")
         let id = s.int64(0)
         return StoredMessage(
             messageId: id,
@@ -40,7 +45,7 @@ enum MessageRow {
 }
 
 /// Conversation SELECTs list: conversationType, targetId, latestMessageId, latestTime, unreadCount,
-/// hasUnreadMentioned, isTop, draft, notificationStatus, readReceiptTime.
+/// hasUnreadMentioned, isTop, draft, notificationStatus, readReceiptTime (as `+column`, as above).
 enum ConversationRow {
     static func decode(_ s: Statement) throws -> StoredConversation {
         StoredConversation(
