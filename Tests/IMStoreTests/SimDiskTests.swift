@@ -164,6 +164,45 @@ private func count(_ c: SQLiteConnection, _ sql: String = "SELECT COUNT(*) FROM 
         #expect(m.pointee.xClose!(f) == SQLITE_OK)
     }
 
+    /// A file grows through many capacities (its buffer is remapped, not copied): what was written
+    /// stays, a hole reads as zeros, a truncate and a regrow leave no old bytes behind.
+    @Test func growingAFileKeepsItsBytesAndHolesReadAsZeros() throws {
+        let disk = SimDisk(seed: 6)
+        let vfs = try #require(sqlite3_vfs_find(SimDisk.vfsName))
+        let file = UnsafeMutableRawPointer.allocate(byteCount: Int(vfs.pointee.szOsFile), alignment: 16)
+        defer { file.deallocate() }
+        let f = file.assumingMemoryBound(to: sqlite3_file.self)
+        var outFlags: Int32 = 0
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MAIN_DB
+        #expect(vfs.pointee.xOpen!(vfs, disk.path, f, flags, &outFlags) == SQLITE_OK)
+        let m = try #require(f.pointee.pMethods)
+        // 4 KiB pages at doubling offsets: 0, 8 KiB, … 4 MiB (eleven regrowths of the buffer).
+        var offsets: [Int64] = [0]
+        while offsets.last! < 4 << 20 { offsets.append(max(8192, offsets.last! * 2)) }
+        for (i, off) in offsets.enumerated() {
+            var page = [UInt8](repeating: UInt8(i + 1), count: 4096)
+            #expect(m.pointee.xWrite!(f, &page, 4096, off) == SQLITE_OK)
+        }
+        var page = [UInt8](repeating: 0xEE, count: 4096)
+        for (i, off) in offsets.enumerated() {
+            #expect(m.pointee.xRead!(f, &page, 4096, off) == SQLITE_OK)
+            #expect(page.allSatisfy { $0 == UInt8(i + 1) })
+            #expect(m.pointee.xRead!(f, &page, 4096, off + 4096) == SQLITE_OK || off == offsets.last!)
+            if off != offsets.last! { #expect(page.allSatisfy { $0 == 0 }) }  // the hole after it
+        }
+        // Shrink to one page, then write past the old end: the bytes between read as zeros.
+        #expect(m.pointee.xTruncate!(f, 4096) == SQLITE_OK)
+        var tail = [UInt8](repeating: 9, count: 100)
+        #expect(m.pointee.xWrite!(f, &tail, 100, 5 << 20) == SQLITE_OK)
+        for off in offsets.dropFirst() {
+            #expect(m.pointee.xRead!(f, &page, 4096, off) == SQLITE_OK)
+            #expect(page.allSatisfy { $0 == 0 })
+        }
+        var size: sqlite3_int64 = 0
+        #expect(m.pointee.xFileSize!(f, &size) == SQLITE_OK && size == (5 << 20) + 100)
+        #expect(m.pointee.xClose!(f) == SQLITE_OK)
+    }
+
     /// One row per transaction, a checkpoint partway; then a torn power loss. Whatever the tear,
     /// recovery gives a sound database holding a prefix of the commits, at least the synced ones.
     @Test(arguments: [("WAL", "NORMAL"), ("DELETE", "FULL"), ("DELETE", "NORMAL")])
