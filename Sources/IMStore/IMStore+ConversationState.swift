@@ -74,7 +74,7 @@ extension IMStore {
     /// Latest (messageId, sentTime) among the conversation's messages.
     func latestMessage(in key: ConversationKey) throws -> (id: Int64, time: Int64)? {
         try connection.with("""
-            SELECT messageId, sentTime FROM messages
+            SELECT +messageId, +sentTime FROM messages
             WHERE conversationType = ?1 AND targetId = ?2
             ORDER BY sentTime DESC, messageId DESC LIMIT 1
             """) { s in

@@ -48,9 +48,13 @@ extension IMStore {
     }
 
     /// Writes the `cursors` row `name` (inserted, or rewritten even when the value is unchanged).
+    /// `INSERT OR REPLACE`, not an UPSERT: the table is just (name PRIMARY KEY, value NOT NULL),
+    /// without triggers, foreign keys or other indexes, so both leave the same row and dirty the
+    /// same page; REPLACE costs half as much to prepare (15k against 31k instructions), and every
+    /// device store prepares it at every app start (the clientUniqueId floor).
     func storeCursorValue(named name: String, _ value: Int64) throws {
         try connection.with("""
-            INSERT INTO cursors (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value
+            INSERT OR REPLACE INTO cursors (name, value) VALUES (?1, ?2)
             """) { s in
             try s.bind(name, at: 1)
             try s.bind(value, at: 2)

@@ -9,7 +9,7 @@ struct StoreCommand: ParsableCommand {
         commandName: "store",
         abstract: "Message-store utilities (test support).",
         shouldDisplay: false,
-        subcommands: [StoreCrashWriter.self, StoreWALSalt.self]
+        subcommands: [StoreCrashWriter.self, StoreWALSalt.self, StoreLibrarySetup.self]
     )
 }
 
@@ -79,5 +79,24 @@ struct StoreWALSalt: ParsableCommand {
             throw ValidationError("no WAL header on the device after a commit")
         }
         print(header[16..<24].map { String(format: "%02x", $0) }.joined())
+    }
+}
+
+/// The child process of IMStoreTests' library-setup test: a simulated device made before any
+/// store (registering its VFS initialises SQLite), a store on it, one commit, then whether SQLite
+/// keeps memory statistics. They must be off however the process starts (Docs/store.md).
+struct StoreLibrarySetup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "library-setup",
+        abstract: "Print whether SQLite keeps memory statistics after a device store is opened first.",
+        shouldDisplay: false
+    )
+
+    func run() throws {
+        let disk = SimDisk(seed: 1)
+        let store = try IMStore(copyOf: IMStore.inMemory(), on: disk)
+        _ = try store.storeReceived(StoreBenchmark.messages(count: 1, conversations: 1))
+        print("memory statistics \(SQLiteInfo.memoryStatisticsOn ? "on" : "off")")
+        store.close()
     }
 }

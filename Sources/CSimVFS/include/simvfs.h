@@ -76,4 +76,10 @@ int64_t imsim_simdisk_unsynced_sectors(const imsim_simdisk *disk);
 int64_t imsim_simdisk_read(const imsim_simdisk *disk, const char *name, int64_t off, void *buf, int64_t n);
 /// Bytes the device holds (files plus undo copies).
 int64_t imsim_simdisk_used_bytes(const imsim_simdisk *disk);
+
+/// Gives SQLite a size-class allocator (`SQLITE_CONFIG_MALLOC`, `sqlite_malloc.c`): requests up
+/// to 1 KiB come from per-thread free lists, larger ones from malloc. Before `sqlite3_initialize`
+/// only (else SQLITE_MISUSE). The environment variable IMSIM_SQLITE_SYSTEM_MALLOC (any value)
+/// keeps the system allocator (for memcheck). Same results: only where SQLite's memory comes from.
+int imsim_sqlite_use_size_class_malloc(void);
 #endif

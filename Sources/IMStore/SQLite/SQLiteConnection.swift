@@ -1,4 +1,5 @@
 import CSQLite
+import CSimVFS
 
 /// Where a store's database lives.
 public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
@@ -70,12 +71,14 @@ public final class SQLiteConnection {
         }
         db = handle
         sqlite3_extended_result_codes(handle, 1)
-        // No helper threads for sorting, whatever the library's build default.
-        try execute("PRAGMA threads = 0")
+        // No helper threads for sorting, whatever the library's build default. The C calls are
+        // what `PRAGMA threads` / `PRAGMA wal_autocheckpoint` run, without preparing a statement
+        // at every open (an app kill on a device store opens it again).
+        sqlite3_limit(handle, SQLITE_LIMIT_WORKER_THREADS, 0)
         if case .device = location {
             // Temp files (sorts, statement journals) stay in memory, never on the device.
             try execute("PRAGMA temp_store = MEMORY")
-            try execute("PRAGMA wal_autocheckpoint = \(StoreLocation.deviceWALAutocheckpoint)")
+            sqlite3_wal_autocheckpoint(handle, Int32(StoreLocation.deviceWALAutocheckpoint))
         }
         if location.isFileLike {
             // journal_mode answers with a row; a corrupt or foreign file fails here (SQLITE_NOTADB).
@@ -91,10 +94,15 @@ public final class SQLiteConnection {
 
     deinit { close() }
 
-    /// Process-wide library setup, once, before the first connection: memory statistics off
-    /// (they serialise every SQLite allocation on a global mutex — ~5% of a simulated world's
-    /// run; nothing reads them). Thread-safe (`static let`), no effect on results.
-    private static let libraryConfigured: Bool = {
+    /// Process-wide library setup, once, before the first connection: SQLite's size-class
+    /// allocator, memory statistics off (they serialise every SQLite allocation on a global
+    /// mutex — ~5% of a simulated world's run; nothing reads them). Thread-safe (`static let`),
+    /// no effect on results. Anything that may initialise SQLite first (registering the
+    /// `imsim-sim` VFS does) must touch this before, or both settings are refused (SQLITE_MISUSE)
+    /// and silently not made.
+    static let libraryConfigured: Bool = {
+        // SQLite's small allocations from size-class free lists (Docs/store.md, "SQLite's allocator").
+        _ = imsim_sqlite_use_size_class_malloc()
         _ = imsim_sqlite_disable_memstatus()
         return sqlite3_initialize() == SQLITE_OK
     }()
@@ -313,4 +321,8 @@ public final class SQLiteConnection {
 public enum SQLiteInfo {
     /// `sqlite3_libversion()`, e.g. "3.40.1".
     public static var version: String { String(cString: sqlite3_libversion()) }
+    /// Whether SQLite counts its memory (`sqlite3_memory_used()` stays 0 when the statistics are
+    /// off, as `SQLiteConnection` sets them before the library initialises). Ask while a
+    /// connection is open.
+    public static var memoryStatisticsOn: Bool { sqlite3_memory_used() > 0 }
 }

@@ -42,7 +42,11 @@ public final class SimDisk: @unchecked Sendable {
 
     deinit { imsim_simdisk_free(disk) }
 
-    private static let registered: Bool = imsim_simvfs_register() == SQLITE_OK
+    /// `sqlite3_vfs_register` initialises SQLite: the library's process-wide setup comes first.
+    private static let registered: Bool = {
+        _ = SQLiteConnection.libraryConfigured
+        return imsim_simvfs_register() == SQLITE_OK
+    }()
 
     public static let vfsName = IMSIM_SIMVFS_NAME
 
