@@ -2,6 +2,7 @@ import IMClient
 import IMServer
 import IMStore
 import IMWire
+import IMWorldValues
 import SimKernel
 import Testing
 @testable import IMTraceFormat
@@ -124,6 +125,34 @@ import Testing
             #expect(a.bytes == b.bytes, "keepContent \(keep)")
         }
         #expect(effects.map(ServerEffectRecord.directKind(of:)) == [84, 86, 86, 87, 103, 104, 0, 0, 0])
+    }
+
+    /// `CoreTraceRecorder.kernel(_:at:)` (no `TraceEvent` around the record) writes what
+    /// `record(.kernel(_:), at:)` writes, and counts each record as a kernel event.
+    @Test func kernelRecordsAreWrittenAsTheirTraceEventsWriteThem() throws {
+        let kernel: [KernelRecord] = [
+            .appStart(device: 0), .script(step: 2, repeatIndex: 1), .deliver(ConnectionID(4), device: 1, toServer: true),
+            .connectArrive(ConnectionID(4), device: 1), .connectComplete(ConnectionID(5), device: 2),
+            .closeNotice(ConnectionID(5), device: 2, toServer: false, reason: .closedByPeer), .clientTimer(device: 1, .heartbeat),
+            .serverTimer(.chatroomMuteEnds(roomId: "room-1", userId: "bob")), .workload(user: 3, kind: .chatroomMessage),
+            .workload(user: -1, kind: .burstLike), .faultStart(.reset, device: 1), .faultEnd(.reset, device: nil),
+            .network(device: 2, up: false), .serverRestart, .heal, .convergenceCheck, .end,
+        ]
+        let options = TraceRecorderOptions(writer: TraceWriterOptions(recordsPerBlock: 4, writerThread: false))
+        let a = try TraceWriter(inMemory: testHeader(), options: options.writer)
+        let direct = CoreTraceRecorder(writer: a, options: options, epochMs: Self.epoch)
+        let b = try TraceWriter(inMemory: testHeader(), options: options.writer)
+        let viaEvents = CoreTraceRecorder(writer: b, options: options, epochMs: Self.epoch)
+        for (i, k) in kernel.enumerated() {
+            let t = SimTime(nanoseconds: Int64(i) * 1_500_000)
+            direct.kernel(k, at: t)
+            viaEvents.record(.kernel(k), at: t)
+        }
+        #expect(direct.nextEvent == UInt64(kernel.count))
+        #expect(viaEvents.nextEvent == UInt64(kernel.count))
+        try direct.close(finalDigest: 1)
+        try viaEvents.close(finalDigest: 1)
+        #expect(a.bytes == b.bytes)
     }
 
     @Test func theKindsAreTheRecordTypesKinds() {
