@@ -150,9 +150,16 @@ public final class CoreTraceRecorder {
         }
     }
 
+    /// Any other kernel event, from its record: `record(.kernel(r), at:)` wrapped it in a
+    /// `TraceEvent` that the closure copied whole (~900 instructions a record, ~350 this way).
+    public func kernel(_ r: KernelRecord, at time: SimTime) {
+        append(kind: r.kind, level: .events, at: time, kernel: true) { r.encode(into: &$0) }
+    }
+
     /// An input to device `d`'s client core at `now`, with the device's local clock `localMs`.
     public func clientInput(device d: Int, _ input: ClientInput, localMs: Int64, at now: SimTime) {
         guard level >= .outcomes else { return }
+        let epochMs = self.epochMs
         let offset = localMs &- (epochMs &+ now.milliseconds)
         if d < clockOffsets.count, clockOffsets[d] != offset {
             clockOffsets[d] = offset
@@ -166,7 +173,9 @@ public final class CoreTraceRecorder {
         case .timerFired: return
         case .transport(let t):
             if case .bytes(let b) = t {
-                append(kind: ClientInput.TraceKind.transportBytes.rawValue, level: .full, at: now) { $0.device(d); ClientInputRecord.encodeTransportBytes(.of(b, keep: keep), into: &$0) }
+                // The payload is taken here, so the closure captures no array (and no `self`).
+                let payload = TraceBytes.of(b, keep: keep)
+                append(kind: ClientInput.TraceKind.transportBytes.rawValue, level: .full, at: now) { $0.device(d); ClientInputRecord.encodeTransportBytes(payload, into: &$0) }
                 return
             }
             if level < .full { return }
@@ -179,6 +188,8 @@ public final class CoreTraceRecorder {
     /// `openConnection` effect, in order.
     public func clientEffects(device d: Int, _ effects: [ClientEffect], opened: (Int) -> ConnectionID, at now: SimTime) {
         guard level >= .outcomes else { return }
+        // Locals: a closure reading `self.keep` or `self.epochMs` captured (and retained) `self`.
+        let keep = self.keep, epochMs = self.epochMs
         var openIndex = 0
         // `for … in` and one level of pattern per `switch`: `switch effects[i]` with nested
         // patterns copied each effect whole into a temporary first.
@@ -188,8 +199,9 @@ public final class CoreTraceRecorder {
                 record(device: d, .openConnection(opened(openIndex)), at: now)
                 openIndex += 1
             case .send(let bytes, let frames):
+                let payload = TraceBytes.of(bytes, keep: keep)
                 append(kind: ClientEffect.TraceKind.send.rawValue, level: .full, at: now) {
-                    $0.device(d); ClientEffectRecord.encodeSend(.of(bytes, keep: keep), frames, into: &$0)
+                    $0.device(d); ClientEffectRecord.encodeSend(payload, frames, into: &$0)
                 }
             case .closeConnection:
                 record(device: d, .closeConnection, at: now)
@@ -197,30 +209,16 @@ public final class CoreTraceRecorder {
                 append(kind: ClientEffect.TraceKind.setTimer.rawValue, level: .full, at: now) { $0.device(d); ClientEffectRecord.encodeSetTimer(t, after, into: &$0) }
             case .cancelTimer(let t):
                 append(kind: ClientEffect.TraceKind.cancelTimer.rawValue, level: .full, at: now) { $0.device(d); $0.clientTimer(t) }
+            // Callbacks and notes: the closure captures the boxed value itself and the fields
+            // are bound where they are written (binding `.received`'s store row out here copied
+            // it, with its strings, into the closure and back: three copies a record).
             case .callback(let cb):
-                switch cb {
-                case .received(let m, let left, let off, let pkg):
-                    append(kind: AppCallback.TraceKind.received.rawValue, level: .outcomes, at: now) {
-                        $0.device(d)
-                        CallbackRecord.encodeReceived(m, left: left, offline: off, hasPackage: pkg, keepContent: keep, epoch: epochMs, into: &$0)
-                    }
-                default:
-                    let r = CallbackRecord(cb, keepContent: keep)
-                    append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
+                append(kind: CallbackRecord.kind(of: cb), level: .outcomes, at: now) {
+                    $0.device(d); CallbackRecord.encode(cb, keepContent: keep, epoch: epochMs, into: &$0)
                 }
             case .note(let n):
-                switch n {
-                case .cursor(let name, let v):
-                    append(kind: ClientNote.TraceKind.cursor.rawValue, level: .outcomes, at: now) {
-                        $0.device(d); ClientNoteRecord.encodeCursor(name, v, into: &$0, epoch: epochMs)
-                    }
-                case .stored(let id, let uid, let c, let t, let dir, let new):
-                    append(kind: ClientNote.TraceKind.stored.rawValue, level: .outcomes, at: now) {
-                        $0.device(d); ClientNoteRecord.encodeStored(id, uid, c, t, dir, new, into: &$0, epoch: epochMs)
-                    }
-                default:
-                    let r = ClientNoteRecord(n)
-                    append(kind: r.kind, level: .outcomes, at: now) { TraceEvent.encode(device: d, r, into: &$0, epoch: epochMs) }
+                append(kind: ClientNoteRecord.kind(of: n), level: .outcomes, at: now) {
+                    $0.device(d); ClientNoteRecord.encode(n, into: &$0, epoch: epochMs)
                 }
             }
         }
@@ -233,7 +231,8 @@ public final class CoreTraceRecorder {
         case .api: break
         case .timerFired: return  // = the `ev.serverTimer` record (see client timers above)
         case .bytes(let c, let b):
-            append(kind: ServerInput.TraceKind.bytes.rawValue, level: .full, at: now) { ServerInputRecord.encodeBytes(c, .of(b, keep: keep), into: &$0) }
+            let payload = TraceBytes.of(b, keep: keep)
+            append(kind: ServerInput.TraceKind.bytes.rawValue, level: .full, at: now) { ServerInputRecord.encodeBytes(c, payload, into: &$0) }
             return
         default: if level < .full { return }
         }
@@ -243,30 +242,32 @@ public final class CoreTraceRecorder {
     /// The server core's effects at `now`.
     public func serverEffects(_ serverEffects: [ServerEffect], at now: SimTime) {
         guard level >= .outcomes else { return }
+        let keep = self.keep, epochMs = self.epochMs
         for i in serverEffects.indices {
+            // The frequent kinds are read in place by the closure that writes them: binding their
+            // fields out here copied the effect and retained each field again for the closure.
+            let kind = ServerEffectRecord.directKind(of: serverEffects[i])
+            if kind != 0 {
+                append(kind: kind, level: kind >= ServerEvent.TraceKind.sessionOpened.rawValue ? .outcomes : .full, at: now) {
+                    ServerEffectRecord.encodeDirect(serverEffects[i], keepContent: keep, epoch: epochMs, into: &$0)
+                }
+                continue
+            }
             switch serverEffects[i] {
-            case .send(let c, let bytes, let frames):
-                append(kind: ServerEffect.TraceKind.send.rawValue, level: .full, at: now) { ServerEffectRecord.encodeSend(c, .of(bytes, keep: keep), frames, into: &$0) }
             case .close(let c):
                 record(.close(c), at: now)
-            case .setTimer(let t, let after):
-                append(kind: ServerEffect.TraceKind.setTimer.rawValue, level: .full, at: now) { ServerEffectRecord.encodeSetTimer(t, after, into: &$0) }
-            case .cancelTimer(let t):
-                append(kind: ServerEffect.TraceKind.cancelTimer.rawValue, level: .full, at: now) { $0.serverTimer(t) }
-            case .event(.fannedOut(let uid, let u, let dev, let c, let via)):
-                append(kind: ServerEvent.TraceKind.fannedOut.rawValue, level: .outcomes, at: now) {
-                    ServerEventRecord.encodeFannedOut(uid, u, dev, c, via, into: &$0)
-                }
-            case .event(.pulled(let c, let u, let dev, let t, let uids, let st, let f)):
-                append(kind: ServerEvent.TraceKind.pulled.rawValue, level: .outcomes, at: now) {
-                    ServerEventRecord.encodePulled(c, u, dev, t, uids, st, f, into: &$0, epoch: epochMs)
-                }
             case .event(let e):
                 let r = ServerEventRecord(e)
                 append(kind: r.kind, level: .outcomes, at: now) { r.encode(into: &$0, epoch: epochMs) }
                 if let d = ServerEventRecord.droppedRecord(e) {
                     append(kind: d.kind, level: .outcomes, at: now) { d.encode(into: &$0, epoch: epochMs) }
                 }
+            case .send(let c, let bytes, let frames):  // not reached: direct kinds
+                record(.send(c, .of(bytes, keep: keep), frames: frames), at: now)
+            case .setTimer(let t, let after):
+                record(.setTimer(t, after: after), at: now)
+            case .cancelTimer(let t):
+                record(.cancelTimer(t), at: now)
             }
         }
     }

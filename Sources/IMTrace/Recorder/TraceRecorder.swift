@@ -165,7 +165,7 @@ public final class TraceRecorder: WorldObserver {
         case .clientTimer(let d, let t):
             core.clientTimer(device: Int(d), t, at: time)
         default:
-            core.record(.kernel(KernelRecord(payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }), at: time)
+            core.kernel(KernelRecord(payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }, at: time)
         }
     }
 

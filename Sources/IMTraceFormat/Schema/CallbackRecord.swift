@@ -92,11 +92,57 @@ public enum CallbackRecord: Hashable, Sendable {
         }
     }
 
-    /// `received`'s body straight from the callback's store row (the recorder's hot path).
-    static func encodeReceived(_ m: StoredMessage, left: Int, offline: Bool, hasPackage: Bool, keepContent: Bool,
-                               epoch: Int64, into e: inout RecordEncoder) {
-        e.message(m, keepContent: keepContent, epoch: epoch)
-        encodeReceivedTail(left: left, offline: offline, hasPackage: hasPackage, into: &e)
+    /// The record kind of `cb` (= `CallbackRecord(cb, …).kind`), without building the record.
+    static func kind(of cb: AppCallback) -> UInt16 {
+        let k: AppCallback.TraceKind
+        switch cb {
+        case .connectionStatus: k = .connectionStatus
+        case .dbOpened: k = .dbOpened
+        case .connected: k = .connected
+        case .connectError: k = .connectError
+        case .messageInserted: k = .messageInserted
+        case .sendResult: k = .sendResult
+        case .received: k = .received
+        case .recalled: k = .recalled
+        case .readReceipt: k = .readReceipt
+        case .syncReadStatus: k = .syncReadStatus
+        case .chatroomJoined: k = .chatroomJoined
+        case .chatroomJoinFailed: k = .chatroomJoinFailed
+        case .chatroomQuit: k = .chatroomQuit
+        case .chatroomKicked: k = .chatroomKicked
+        case .chatroomDestroyed: k = .chatroomDestroyed
+        case .chatroomKVSynced: k = .chatroomKVSynced
+        case .chatroomKVUpdated: k = .chatroomKVUpdated
+        case .chatroomKVRemoved: k = .chatroomKVRemoved
+        case .chatroomKVResult: k = .chatroomKVResult
+        case .chatroomKV: k = .chatroomKV
+        case .history: k = .history
+        case .remoteHistory: k = .remoteHistory
+        case .recallResult: k = .recallResult
+        }
+        return k.rawValue
+    }
+
+    /// The body of `CallbackRecord(cb, keepContent:)` written straight from the callback (the
+    /// recorder's hot path: the frequent kinds build no record and copy no store row; the rest
+    /// go through the record type). Same bytes (RecorderTests).
+    static func encode(_ cb: AppCallback, keepContent: Bool, epoch: Int64, into e: inout RecordEncoder) {
+        switch cb {
+        case .received(let m, let left, let off, let pkg):
+            e.message(m, keepContent: keepContent, epoch: epoch)
+            encodeReceivedTail(left: left, offline: off, hasPackage: pkg, into: &e)
+        case .connectionStatus(let s): e.int32(s.rawValue)
+        case .dbOpened(let c), .connectError(let c): e.int32(c)
+        case .connected(let u): e.string(u)
+        case .sendResult(let id, let uid, let t, let err):
+            e.varint(id); e.optionalUID(uid); e.wallMs(t, epoch: epoch); e.optionalCode(err)
+        case .recallResult(let id, let err): e.varint(id); e.optionalCode(err)
+        case .chatroomJoined(let r), .chatroomQuit(let r), .chatroomKicked(let r), .chatroomDestroyed(let r),
+             .chatroomKVSynced(let r):
+            e.string(r)
+        case .chatroomJoinFailed(let r, let c): e.string(r); e.int32(c)
+        default: CallbackRecord(cb, keepContent: keepContent).encode(into: &e, epoch: epoch)
+        }
     }
 
     static func encodeReceivedTail(left: Int, offline: Bool, hasPackage: Bool, into e: inout RecordEncoder) {
@@ -240,6 +286,41 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .ignored(let i, let r): e.utf8(i); e.utf8(r)
         case .syncState(let f, let t, let r): e.string(f); e.string(t); e.string(r)
         case .incompleteBody(let i): e.incompleteBody(i)
+        }
+    }
+
+    /// The record kind of `n` (= `ClientNoteRecord(n).kind`), without building the record.
+    static func kind(of n: ClientNote) -> UInt16 {
+        let k: ClientNote.TraceKind
+        switch n {
+        case .state: k = .state
+        case .stored: k = .stored
+        case .skipped: k = .skipped
+        case .cursor: k = .cursor
+        case .reconnectScheduled: k = .reconnectScheduled
+        case .requestTimedOut: k = .requestTimedOut
+        case .chatroomState: k = .chatroomState
+        case .changed: k = .changed
+        case .storeError: k = .storeError
+        case .ignored: k = .ignored
+        case .syncState: k = .syncState
+        case .incompleteBody: k = .incompleteBody
+        }
+        return k.rawValue
+    }
+
+    /// The body of `ClientNoteRecord(n)` written straight from the note (the recorder's hot
+    /// path; the rare kinds go through the record type). Same bytes (RecorderTests).
+    static func encode(_ n: ClientNote, into e: inout RecordEncoder, epoch: Int64) {
+        switch n {
+        case .cursor(let name, let v): encodeCursor(name, v, into: &e, epoch: epoch)
+        case .stored(let id, let uid, let c, let t, let dir, let new): encodeStored(id, uid, c, t, dir, new, into: &e, epoch: epoch)
+        case .state(let f, let t, let r): e.string(f); e.string(t); e.string(r)
+        case .syncState(let f, let t, let r): e.string(f.name); e.string(t.name); e.string(r)
+        case .reconnectScheduled(let a, let d): e.varint(Int64(a)); e.duration(d)
+        case .chatroomState(let r, let j): e.string(r); e.bool(j)
+        case .skipped(let uid, let c, let r): e.optionalUID(uid); e.conversation(c); e.string(r)
+        default: ClientNoteRecord(n).encode(into: &e, epoch: epoch)
         }
     }
 

@@ -151,6 +151,32 @@ public enum ServerEffectRecord: Hashable, Sendable {
         }
     }
 
+    /// The record kind the recorder writes `effect` as when it writes it straight from the
+    /// effect (`encodeDirect`): sends, timers, fan-outs and pulls; 0 for the rest.
+    static func directKind(of effect: ServerEffect) -> UInt16 {
+        switch effect {
+        case .send: ServerEffect.TraceKind.send.rawValue
+        case .setTimer: ServerEffect.TraceKind.setTimer.rawValue
+        case .cancelTimer: ServerEffect.TraceKind.cancelTimer.rawValue
+        case .event(.fannedOut): ServerEvent.TraceKind.fannedOut.rawValue
+        case .event(.pulled): ServerEvent.TraceKind.pulled.rawValue
+        case .close, .event: 0
+        }
+    }
+
+    /// The body of a `directKind` effect, as its record type writes it (RecorderTests).
+    static func encodeDirect(_ effect: ServerEffect, keepContent keep: Bool, epoch: Int64, into e: inout RecordEncoder) {
+        switch effect {
+        case .send(let c, let bytes, let frames): encodeSend(c, .of(bytes, keep: keep), frames, into: &e)
+        case .setTimer(let t, let after): encodeSetTimer(t, after, into: &e)
+        case .cancelTimer(let t): e.serverTimer(t)
+        case .event(.fannedOut(let uid, let u, let dev, let c, let via)): ServerEventRecord.encodeFannedOut(uid, u, dev, c, via, into: &e)
+        case .event(.pulled(let c, let u, let dev, let t, let uids, let st, let f)):
+            ServerEventRecord.encodePulled(c, u, dev, t, uids, st, f, into: &e, epoch: epoch)
+        case .close, .event: preconditionFailure("not a direct kind")
+        }
+    }
+
     // The fields of the frequent records, shared with the recorder's direct path.
     @inline(__always) static func encodeSend(_ c: ConnectionID, _ b: TraceBytes, _ f: [FrameSummary], into e: inout RecordEncoder) {
         e.connection(c.raw); e.payload(b); e.serverFrames(f)
