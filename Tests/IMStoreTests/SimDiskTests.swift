@@ -28,6 +28,22 @@ private func count(_ c: SQLiteConnection, _ sql: String = "SELECT COUNT(*) FROM 
     return s.int(0)
 }
 
+/// The device's main database file opened through the VFS's own methods (below SQLite).
+private struct RawDBFile {
+    let f: UnsafeMutablePointer<sqlite3_file>
+    let methods: UnsafePointer<sqlite3_io_methods>
+    init(_ disk: SimDisk) throws {
+        let vfs = try #require(sqlite3_vfs_find(SimDisk.vfsName))
+        f = UnsafeMutableRawPointer.allocate(byteCount: Int(vfs.pointee.szOsFile), alignment: 16)
+            .assumingMemoryBound(to: sqlite3_file.self)
+        var outFlags: Int32 = 0
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MAIN_DB
+        #expect(vfs.pointee.xOpen!(vfs, disk.path, f, flags, &outFlags) == SQLITE_OK)
+        methods = try #require(f.pointee.pMethods)
+    }
+    func deallocate() { UnsafeMutableRawPointer(f).deallocate() }
+}
+
 @Suite struct SimDiskTests {
     @Test func appKillKeepsWrittenPowerLossKeepsOnlySynced() throws {
         let disk = SimDisk(seed: 1)
@@ -139,14 +155,9 @@ private func count(_ c: SQLiteConnection, _ sql: String = "SELECT COUNT(*) FROM 
     @Test func shortReadZeroFillsAndSaysSo() throws {
         let disk = SimDisk(seed: 5)
         _ = disk
-        let vfs = try #require(sqlite3_vfs_find(SimDisk.vfsName))
-        let file = UnsafeMutableRawPointer.allocate(byteCount: Int(vfs.pointee.szOsFile), alignment: 16)
+        let file = try RawDBFile(disk)
         defer { file.deallocate() }
-        let f = file.assumingMemoryBound(to: sqlite3_file.self)
-        var outFlags: Int32 = 0
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MAIN_DB
-        #expect(vfs.pointee.xOpen!(vfs, disk.path, f, flags, &outFlags) == SQLITE_OK)
-        let m = try #require(f.pointee.pMethods)
+        let (f, m) = (file.f, file.methods)
         var data = [UInt8](repeating: 7, count: 100)
         #expect(m.pointee.xWrite!(f, &data, 100, 0) == SQLITE_OK)
         var buf = [UInt8](repeating: 0xEE, count: 300)
@@ -168,14 +179,9 @@ private func count(_ c: SQLiteConnection, _ sql: String = "SELECT COUNT(*) FROM 
     /// stays, a hole reads as zeros, a truncate and a regrow leave no old bytes behind.
     @Test func growingAFileKeepsItsBytesAndHolesReadAsZeros() throws {
         let disk = SimDisk(seed: 6)
-        let vfs = try #require(sqlite3_vfs_find(SimDisk.vfsName))
-        let file = UnsafeMutableRawPointer.allocate(byteCount: Int(vfs.pointee.szOsFile), alignment: 16)
+        let file = try RawDBFile(disk)
         defer { file.deallocate() }
-        let f = file.assumingMemoryBound(to: sqlite3_file.self)
-        var outFlags: Int32 = 0
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MAIN_DB
-        #expect(vfs.pointee.xOpen!(vfs, disk.path, f, flags, &outFlags) == SQLITE_OK)
-        let m = try #require(f.pointee.pMethods)
+        let (f, m) = (file.f, file.methods)
         // 4 KiB pages at doubling offsets: 0, 8 KiB, … 4 MiB (eleven regrowths of the buffer).
         var offsets: [Int64] = [0]
         while offsets.last! < 4 << 20 { offsets.append(max(8192, offsets.last! * 2)) }
