@@ -54,6 +54,35 @@ extension AppCallback {
              chatroomKVSynced, chatroomKVUpdated, chatroomKVRemoved, chatroomKVResult, chatroomKV, history, remoteHistory,
              recallResult
     }
+
+    /// The record kind a trace writes for this callback (without building its record).
+    @inlinable public var traceKind: TraceKind {
+        switch self {
+        case .connectionStatus: .connectionStatus
+        case .dbOpened: .dbOpened
+        case .connected: .connected
+        case .connectError: .connectError
+        case .messageInserted: .messageInserted
+        case .sendResult: .sendResult
+        case .received: .received
+        case .recalled: .recalled
+        case .readReceipt: .readReceipt
+        case .syncReadStatus: .syncReadStatus
+        case .chatroomJoined: .chatroomJoined
+        case .chatroomJoinFailed: .chatroomJoinFailed
+        case .chatroomQuit: .chatroomQuit
+        case .chatroomKicked: .chatroomKicked
+        case .chatroomDestroyed: .chatroomDestroyed
+        case .chatroomKVSynced: .chatroomKVSynced
+        case .chatroomKVUpdated: .chatroomKVUpdated
+        case .chatroomKVRemoved: .chatroomKVRemoved
+        case .chatroomKVResult: .chatroomKVResult
+        case .chatroomKV: .chatroomKV
+        case .history: .history
+        case .remoteHistory: .remoteHistory
+        case .recallResult: .recallResult
+        }
+    }
 }
 
 extension ClientNote {
@@ -61,5 +90,23 @@ extension ClientNote {
     public enum TraceKind: UInt16, CaseIterable, Sendable {
         case state = 64, stored, skipped, cursor, reconnectScheduled, requestTimedOut, chatroomState, changed, storeError,
              ignored, syncState, incompleteBody
+    }
+
+    /// The record kind a trace writes for this note (without building its record).
+    @inlinable public var traceKind: TraceKind {
+        switch self {
+        case .state: .state
+        case .stored: .stored
+        case .skipped: .skipped
+        case .cursor: .cursor
+        case .reconnectScheduled: .reconnectScheduled
+        case .requestTimedOut: .requestTimedOut
+        case .chatroomState: .chatroomState
+        case .changed: .changed
+        case .storeError: .storeError
+        case .ignored: .ignored
+        case .syncState: .syncState
+        case .incompleteBody: .incompleteBody
+        }
     }
 }

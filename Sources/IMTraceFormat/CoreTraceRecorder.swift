@@ -213,11 +213,11 @@ public final class CoreTraceRecorder {
             // are bound where they are written (binding `.received`'s store row out here copied
             // it, with its strings, into the closure and back: three copies a record).
             case .callback(let cb):
-                append(kind: CallbackRecord.kind(of: cb), level: .outcomes, at: now) {
+                append(kind: cb.traceKind.rawValue, level: .outcomes, at: now) {
                     $0.device(d); CallbackRecord.encode(cb, keepContent: keep, epoch: epochMs, into: &$0)
                 }
             case .note(let n):
-                append(kind: ClientNoteRecord.kind(of: n), level: .outcomes, at: now) {
+                append(kind: n.traceKind.rawValue, level: .outcomes, at: now) {
                     $0.device(d); ClientNoteRecord.encode(n, into: &$0, epoch: epochMs)
                 }
             }

@@ -156,10 +156,10 @@ import Testing
     }
 
     @Test func theKindsAreTheRecordTypesKinds() {
-        for cb in Self.callbacks { #expect(CallbackRecord.kind(of: cb) == CallbackRecord(cb, keepContent: false).kind) }
-        for n in Self.notes { #expect(ClientNoteRecord.kind(of: n) == ClientNoteRecord(n).kind) }
+        for cb in Self.callbacks { #expect(cb.traceKind.rawValue == CallbackRecord(cb, keepContent: false).kind) }
+        for n in Self.notes { #expect(n.traceKind.rawValue == ClientNoteRecord(n).kind) }
         // Every kind is covered by the samples above.
-        #expect(Set(Self.callbacks.map { CallbackRecord.kind(of: $0) }) == Set(AppCallback.TraceKind.allCases.map(\.rawValue)))
-        #expect(Set(Self.notes.map { ClientNoteRecord.kind(of: $0) }) == Set(ClientNote.TraceKind.allCases.map(\.rawValue)))
+        #expect(Set(Self.callbacks.map { $0.traceKind.rawValue }) == Set(AppCallback.TraceKind.allCases.map(\.rawValue)))
+        #expect(Set(Self.notes.map { $0.traceKind.rawValue }) == Set(ClientNote.TraceKind.allCases.map(\.rawValue)))
     }
 }

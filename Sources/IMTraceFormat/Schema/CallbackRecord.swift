@@ -92,37 +92,6 @@ public enum CallbackRecord: Hashable, Sendable {
         }
     }
 
-    /// The record kind of `cb` (= `CallbackRecord(cb, …).kind`), without building the record.
-    static func kind(of cb: AppCallback) -> UInt16 {
-        let k: AppCallback.TraceKind
-        switch cb {
-        case .connectionStatus: k = .connectionStatus
-        case .dbOpened: k = .dbOpened
-        case .connected: k = .connected
-        case .connectError: k = .connectError
-        case .messageInserted: k = .messageInserted
-        case .sendResult: k = .sendResult
-        case .received: k = .received
-        case .recalled: k = .recalled
-        case .readReceipt: k = .readReceipt
-        case .syncReadStatus: k = .syncReadStatus
-        case .chatroomJoined: k = .chatroomJoined
-        case .chatroomJoinFailed: k = .chatroomJoinFailed
-        case .chatroomQuit: k = .chatroomQuit
-        case .chatroomKicked: k = .chatroomKicked
-        case .chatroomDestroyed: k = .chatroomDestroyed
-        case .chatroomKVSynced: k = .chatroomKVSynced
-        case .chatroomKVUpdated: k = .chatroomKVUpdated
-        case .chatroomKVRemoved: k = .chatroomKVRemoved
-        case .chatroomKVResult: k = .chatroomKVResult
-        case .chatroomKV: k = .chatroomKV
-        case .history: k = .history
-        case .remoteHistory: k = .remoteHistory
-        case .recallResult: k = .recallResult
-        }
-        return k.rawValue
-    }
-
     /// The body of `CallbackRecord(cb, keepContent:)` written straight from the callback (the
     /// recorder's hot path: the frequent kinds build no record and copy no store row; the rest
     /// go through the record type). Same bytes (RecorderTests).
@@ -287,26 +256,6 @@ public enum ClientNoteRecord: Hashable, Sendable {
         case .syncState(let f, let t, let r): e.string(f); e.string(t); e.string(r)
         case .incompleteBody(let i): e.incompleteBody(i)
         }
-    }
-
-    /// The record kind of `n` (= `ClientNoteRecord(n).kind`), without building the record.
-    static func kind(of n: ClientNote) -> UInt16 {
-        let k: ClientNote.TraceKind
-        switch n {
-        case .state: k = .state
-        case .stored: k = .stored
-        case .skipped: k = .skipped
-        case .cursor: k = .cursor
-        case .reconnectScheduled: k = .reconnectScheduled
-        case .requestTimedOut: k = .requestTimedOut
-        case .chatroomState: k = .chatroomState
-        case .changed: k = .changed
-        case .storeError: k = .storeError
-        case .ignored: k = .ignored
-        case .syncState: k = .syncState
-        case .incompleteBody: k = .incompleteBody
-        }
-        return k.rawValue
     }
 
     /// The body of `ClientNoteRecord(n)` written straight from the note (the recorder's hot
