@@ -248,6 +248,7 @@ public final class CoreTraceRecorder {
             // fields out here copied the effect and retained each field again for the closure.
             let kind = ServerEffectRecord.directKind(of: serverEffects[i])
             if kind != 0 {
+                // Server events (kinds from sessionOpened up) are outcomes; sends and timers full.
                 append(kind: kind, level: kind >= ServerEvent.TraceKind.sessionOpened.rawValue ? .outcomes : .full, at: now) {
                     ServerEffectRecord.encodeDirect(serverEffects[i], keepContent: keep, epoch: epochMs, into: &$0)
                 }
@@ -262,12 +263,8 @@ public final class CoreTraceRecorder {
                 if let d = ServerEventRecord.droppedRecord(e) {
                     append(kind: d.kind, level: .outcomes, at: now) { d.encode(into: &$0, epoch: epochMs) }
                 }
-            case .send(let c, let bytes, let frames):  // not reached: direct kinds
-                record(.send(c, .of(bytes, keep: keep), frames: frames), at: now)
-            case .setTimer(let t, let after):
-                record(.setTimer(t, after: after), at: now)
-            case .cancelTimer(let t):
-                record(.cancelTimer(t), at: now)
+            case .send, .setTimer, .cancelTimer:
+                preconditionFailure("a direct kind, written above")
             }
         }
     }
