@@ -52,6 +52,21 @@ public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
         case .poll: "poll"
         }
     }
+
+    /// The world's timer table is looked up on every timer armed or cancelled (`WordHash`).
+    public func _rawHashValue(seed: Int) -> Int {
+        let word: UInt64 = switch self {
+        case .connackTimeout: 1 << 32
+        case .heartbeat: 2 << 32
+        case .pingTimeout: 3 << 32
+        case .reconnect: 4 << 32
+        case .backgroundClose: 5 << 32
+        case .connectTimeLimit: 6 << 32
+        case .requestTimeout(let m): 7 << 32 | UInt64(m)
+        case .poll: 8 << 32
+        }
+        return WordHash.mix(word, seed: seed)
+    }
 }
 
 /// The SDK's public API, as calls. The cases larger than three words are boxed (`indirect`, here

@@ -33,6 +33,20 @@ public enum ServerTimer: Hashable, Sendable, CustomStringConvertible {
         case .chatroomMuteEnds(let r, let u): "chatroomMuteEnds(\(r),\(u))"
         }
     }
+
+    /// The world's timer table is looked up on every timer armed or cancelled; the per-connection
+    /// cases, nearly all of them, hash as one word (`WordHash`), the rare room cases by their strings.
+    public func _rawHashValue(seed: Int) -> Int {
+        switch self {
+        case .sessionIdle(let c): WordHash.mix(c.raw << 3 | 1, seed: seed)
+        case .queryAckRetry(let c, let m): WordHash.mix((c.raw << 16 | UInt64(m)) << 3 | 2, seed: seed)
+        case .connectDeadline(let c): WordHash.mix(c.raw << 3 | 3, seed: seed)
+        case .offlineExpiry: WordHash.mix(4, seed: seed)
+        case .chatroomAutoDestroy(let r): WordHash.mix(5, seed: r._rawHashValue(seed: seed))
+        case .chatroomBanEnds(let r, let u): WordHash.mix(6, seed: r._rawHashValue(seed: seed) ^ u._rawHashValue(seed: ~seed))
+        case .chatroomMuteEnds(let r, let u): WordHash.mix(7, seed: r._rawHashValue(seed: seed) ^ u._rawHashValue(seed: ~seed))
+        }
+    }
 }
 
 /// Calls of the server API (RongCloud's REST API), made by scenarios and tests. The cases larger

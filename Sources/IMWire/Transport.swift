@@ -8,6 +8,8 @@ public struct ConnectionID: Hashable, Comparable, Sendable, Codable, CustomStrin
     public init(_ raw: UInt64) { self.raw = raw }
     public static func < (a: Self, b: Self) -> Bool { a.raw < b.raw }
     public var description: String { "c\(raw)" }
+    /// The server's connection table is looked up on every frame (`WordHash`).
+    @inlinable public func _rawHashValue(seed: Int) -> Int { WordHash.mix(raw, seed: seed) }
 }
 
 /// Why a transport connection ended, as the side that learns it sees it.
