@@ -53,3 +53,26 @@ import Testing
         #expect(try connack(Self.signer.issue(userId: "bob", expiryMs: now + 60_000), accounts: ["alice"]) == .tokenIncorrect)
     }
 }
+
+/// The check splits at the dots of the token's bytes.
+@Suite struct SignedTokenSplitTests {
+    static let signer = TokenSigner.model(key: 42)
+
+    @Test func everyFieldIsReadAtItsDots() {
+        let t = Self.signer.issue(userId: "bob", expiryMs: 2_000)
+        #expect(Self.signer.check(t, nowMs: 2_000) == .valid(userId: "bob"))
+        #expect(Self.signer.check(t, nowMs: 2_001) == .expired(userId: "bob"))
+        #expect(Self.signer.check(t + ".", nowMs: 0) == .invalid)
+        #expect(Self.signer.check("." + t, nowMs: 0) == .invalid)
+        #expect(Self.signer.check(String(t.dropLast()), nowMs: 0) == .invalid)
+    }
+
+    /// A user id with non-ASCII letters, and one starting with a combining mark (a dot followed
+    /// by one is one `Character`, but still the field separator).
+    @Test func nonASCIIUserIdsRoundTrip() {
+        for user in ["zoë", "\u{301}bob", "用户", "a\u{1F600}b"] {
+            let t = Self.signer.issue(userId: user, expiryMs: 5)
+            #expect(Self.signer.check(t, nowMs: 1) == .valid(userId: user))
+        }
+    }
+}
