@@ -120,6 +120,39 @@ import Testing
         #expect(FixedPoint.scaleByExp2(1, exponentQ32: 100 << 32) == Int64.max)
     }
 
+    /// The set-bit loop gives exactly what testing all 32 fraction bits in order gave (the
+    /// latency draws, and so every digest, depend on the last bit).
+    @Test func scaleByExp2MatchesTheBitByBitProduct() {
+        func reference(_ value: Int64, _ y: Int64) -> Int64 {
+            if value <= 0 { return 0 }
+            let frac = UInt64(y & 0xFFFF_FFFF)
+            var r: UInt64 = 1 << 62
+            for k in 0..<32 where frac & (1 << UInt64(31 - k)) != 0 {
+                let p = r.multipliedFullWidth(by: FixedPoint.exp2Steps[k])
+                r = (p.high << 2) | (p.low >> 62)
+            }
+            let p = UInt64(value).multipliedFullWidth(by: r)
+            let shift = 62 - (y >> 32)
+            if shift >= 128 { return 0 }
+            if shift <= 0 { return Int64.max }
+            let result: UInt64
+            if shift >= 64 { result = p.high >> UInt64(shift - 64) } else {
+                if p.high >> UInt64(shift) != 0 { return Int64.max }
+                result = (p.high << UInt64(64 - shift)) | (p.low >> UInt64(shift))
+            }
+            return result > UInt64(Int64.max) ? Int64.max : Int64(result)
+        }
+        var rng = RandomStream(seed: 31)
+        for i in 0..<20_000 {
+            let value = Int64(rng.next() >> UInt64(1 + i % 40))
+            let y = Int64(bitPattern: rng.next()) >> UInt64(20 + i % 12)
+            #expect(FixedPoint.scaleByExp2(value, exponentQ32: y) == reference(value, y), "value \(value), y \(y)")
+        }
+        for y: Int64 in [0, 1, 0xFFFF_FFFF, -1, 1 << 31, (1 << 32) - 1, -(1 << 32) + 1] {
+            #expect(FixedPoint.scaleByExp2(123_456_789, exponentQ32: y) == reference(123_456_789, y))
+        }
+    }
+
     @Test func exponentialHasTheRightMean() {
         var r = RandomStream(seed: 9)
         let mean = SimDuration.milliseconds(10)
