@@ -99,6 +99,19 @@ public struct AttributeSyncRule: Sendable {
         pullKVFailed = false
     }
 
+    /// False when `input(_:inbound:at:)` would change nothing for this input (callers may skip
+    /// it: most inputs are bytes without a QUERYACK, or timers).
+    public static func takes(_ input: ClientInput, inbound: [Frame]) -> Bool {
+        switch input {
+        case .api(.joinChatroom), .api(.joinExistChatroom), .api(.quitChatroom), .transport(.closed), .transport(.opened):
+            return true
+        case .transport(.bytes):
+            return inbound.contains { if case .queryAck = $0 { true } else { false } }
+        default:
+            return false
+        }
+    }
+
     /// An input about to be fed to the core; `inbound` = the frames its bytes completed.
     public mutating func input(_ input: ClientInput, inbound: [Frame], at t: Int64) {
         switch input {

@@ -48,6 +48,14 @@ public struct RejoinRule: Sendable {
         return [Finding(room: room, since: start, at: t)]
     }
 
+    /// False when `input(_:at:)` would change nothing and find nothing (callers may skip it).
+    public static func takes(_ input: ClientInput) -> Bool {
+        switch input {
+        case .api(.joinChatroom), .api(.joinExistChatroom), .api(.quitChatroom), .transport(.closed): true
+        default: false
+        }
+    }
+
     public mutating func input(_ input: ClientInput, at t: Int64) -> [Finding] {
         switch input {
         case .api(.joinChatroom(let r, _)), .api(.joinExistChatroom(let r, _)):
