@@ -145,8 +145,8 @@ final class ChatroomOracle: Oracle {
 
     func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
         let effects = applied.effects
-        kv(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
-        rejoin(world, d) { $0.effects(effects, at: world.now.nanoseconds) }
+        if AttributeSyncRule.takes(effects) { kv(world, d) { $0.effects(effects, at: world.now.nanoseconds) } }
+        if RejoinRule.takes(effects) { rejoin(world, d) { $0.effects(effects, at: world.now.nanoseconds) } }
         // Local messages are deleted on quit: the device-local rule shared with `imsim replay`.
         for f in QuitRule.effects(effects, store: world.store(ofDevice: d)) {
             suite.report(name, device: d, conversation: f.conversation, messageUId: f.messageUId, f.detail)

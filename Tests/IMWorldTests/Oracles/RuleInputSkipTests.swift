@@ -3,9 +3,9 @@ import IMWire
 import Testing
 @testable import IMWorld
 
-/// The chatroom oracle feeds its rejoin and attribute-sync rules only the inputs they take
-/// (`RejoinRule.takes`, `AttributeSyncRule.takes`): a rule fed every input and one fed only
-/// those must find the same things at the same times.
+/// The chatroom oracle feeds its rejoin and attribute-sync rules only the inputs and effect lists
+/// they take (`RejoinRule.takes`, `AttributeSyncRule.takes`): a rule fed everything and one fed
+/// only those must find the same things at the same times.
 @Suite struct RuleInputSkipTests {
     static let s: Int64 = 1_000_000_000
 
@@ -16,6 +16,32 @@ import Testing
         (.transport(.bytes([1, 2, 3])), []), (.transport(.bytes([])), [.pingResp()]),
         (.api(.getChatroomKV(roomId: "r")), []),
     ]
+
+    /// Effect lists neither rule reads.
+    static let ignoredEffects: [[ClientEffect]] = [
+        [], [.send([9], frames: [OutgoingFrame(type: .publish, messageId: 3, topic: "ppMsgP")])],
+        [.send([9], frames: [OutgoingFrame(type: .query, messageId: 9, topic: "qryHisMsg"), OutgoingFrame(type: .pingReq)])],
+        [.send([9], frames: [])],
+    ]
+
+    @Test func ignoredEffectListsAreNotTaken() {
+        for list in Self.ignoredEffects {
+            #expect(!AttributeSyncRule.takes(list), "\(list)")
+            #expect(!RejoinRule.takes(list), "\(list)")
+        }
+        let pullKV: ClientEffect = .send([], frames: [OutgoingFrame(type: .query, messageId: 5, topic: Topic.pullKV.rawValue)])
+        let rejoin: ClientEffect = .send([], frames: [OutgoingFrame(type: .query, messageId: 7, topic: Topic.joinChrmR.rawValue)])
+        let join: ClientEffect = .send([], frames: [OutgoingFrame(type: .query, messageId: 8, topic: Topic.joinChrm.rawValue)])
+        #expect(AttributeSyncRule.takes([pullKV]) && !RejoinRule.takes([pullKV]))
+        #expect(AttributeSyncRule.takes([rejoin]) && RejoinRule.takes([rejoin]))
+        #expect(!AttributeSyncRule.takes([join]) && RejoinRule.takes([join]))
+        #expect(!AttributeSyncRule.takes([.callback(.connectionStatus(.connected))]) && RejoinRule.takes([.callback(.connectionStatus(.connected))]))
+        for both: ClientEffect in [.closeConnection, .callback(.chatroomQuit(roomId: "r")), .callback(.chatroomKicked(roomId: "r"))] {
+            #expect(AttributeSyncRule.takes([.send([1], frames: []), both]) && RejoinRule.takes([both]))
+        }
+        #expect(AttributeSyncRule.takes([.callback(.chatroomKVSynced(roomId: "r"))]))
+        #expect(AttributeSyncRule.takes([.callback(.chatroomJoined(roomId: "r"))]))
+    }
 
     @Test func ignoredInputsAreNotTaken() {
         for (input, inbound) in Self.ignored {
@@ -57,8 +83,10 @@ import Testing
                 out.rejoinDue.append(rejoin.nextDue)
             }
             func effects(_ e: [ClientEffect]) {
-                out.kv += kv.effects(e, at: t)
-                out.rejoin += rejoin.effects(e, at: t)
+                for list in Self.ignoredEffects + [e] {
+                    if !skipping || AttributeSyncRule.takes(list) { out.kv += kv.effects(list, at: t) }
+                    if !skipping || RejoinRule.takes(list) { out.rejoin += rejoin.effects(list, at: t) }
+                }
             }
             input(.api(.joinChatroom(roomId: "r", messageCount: 10)))
             effects([.callback(.connectionStatus(.connected)), .callback(.chatroomJoined(roomId: "r")),

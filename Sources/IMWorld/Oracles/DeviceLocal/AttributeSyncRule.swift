@@ -137,6 +137,26 @@ public struct AttributeSyncRule: Sendable {
         }
     }
 
+    /// False when `effects(_:at:)` would change nothing and find nothing for this list (callers
+    /// may skip it): no pullKV or joinChrmR query written, no connection given up, no room or KV
+    /// callback. (A superset: a `chatroomKV` answer is taken whatever its error.)
+    public static func takes(_ effects: [ClientEffect]) -> Bool {
+        for e in effects {
+            switch e {
+            case .send(_, let frames):
+                if frames.contains(where: { $0.type == .query && ($0.topic == Topic.pullKV.rawValue || $0.topic == Topic.joinChrmR.rawValue) }) {
+                    return true
+                }
+            case .closeConnection, .callback(.chatroomJoined), .callback(.chatroomKVSynced), .callback(.chatroomKV),
+                 .callback(.chatroomQuit), .callback(.chatroomKicked), .callback(.chatroomDestroyed), .callback(.chatroomJoinFailed):
+                return true
+            default:
+                break
+            }
+        }
+        return false
+    }
+
     /// The effects the core returned for the last input. Returns a finding for a read refused
     /// with 34004 once the debt is overdue.
     public mutating func effects(_ effects: [ClientEffect], at t: Int64) -> [Finding] {

@@ -70,6 +70,24 @@ public struct RejoinRule: Sendable {
         return []
     }
 
+    /// False when `effects(_:at:)` would change nothing and find nothing for this list (callers
+    /// may skip it): no joinChrm / joinChrmR written, no connection given up, no status or room
+    /// callback. (A superset: every `connectionStatus` is taken.)
+    public static func takes(_ effects: [ClientEffect]) -> Bool {
+        for e in effects {
+            switch e {
+            case .send(_, let frames):
+                if frames.contains(where: { $0.topic == Topic.joinChrmR.rawValue || $0.topic == Topic.joinChrm.rawValue }) { return true }
+            case .closeConnection, .callback(.connectionStatus), .callback(.chatroomQuit), .callback(.chatroomKicked),
+                 .callback(.chatroomDestroyed), .callback(.chatroomJoinFailed):
+                return true
+            default:
+                break
+            }
+        }
+        return false
+    }
+
     public mutating func effects(_ effects: [ClientEffect], at t: Int64) -> [Finding] {
         var out: [Finding] = []
         for e in effects {
