@@ -101,6 +101,35 @@ public final class IMStore {
         try Schema.migrate(connection)
     }
 
+    /// A store on an in-memory `connection` handed back by `retireForReuse()` (a sweep worker's
+    /// last seed), emptied to a freshly migrated database's rows: every table and the
+    /// AUTOINCREMENT sequence, so each query answers as on a fresh copy of the empty template
+    /// (rowids, messageIds and all). Its prepared statements and parsed schema stay: a new seed
+    /// does not prepare them again. Throws when the database is not at `Schema.currentVersion`.
+    public init(recycling connection: SQLiteConnection, options: Options = Options()) throws {
+        guard case .memory = connection.location else {
+            throw StoreError(code: SQLITE_MISUSE, message: "only an in-memory store is recycled")
+        }
+        connection.rollbackIfNeeded()
+        let version = try connection.userVersion()
+        guard version == Schema.currentVersion else {
+            throw StoreError(code: SQLITE_ERROR, message: "recycled database is at schema version \(version)")
+        }
+        try connection.transaction {
+            for sql in Schema.emptyEveryTable { try connection.run(sql) }
+        }
+        self.connection = connection
+        self.options = options
+    }
+
+    /// Retires this store (its calls throw from now on) and hands its connection over for
+    /// `init(recycling:options:)`; nil, and nothing changes, unless it is open and in memory.
+    public func retireForReuse() -> SQLiteConnection? {
+        guard isOpen, case .memory = connection.location else { return nil }
+        isOpen = false
+        return connection
+    }
+
     private init(adopting connection: SQLiteConnection, options: Options) {
         self.connection = connection
         self.options = options

@@ -34,6 +34,14 @@ public enum Schema {
         }
     }
 
+    /// Empties every table of the current version, `sqlite_sequence` (AUTOINCREMENT) included:
+    /// what `IMStore(recycling:)` runs. A new table must be listed here (`StoreRecyclingTests`
+    /// compares this list with `sqlite_master`).
+    static let emptyEveryTable: [StaticString] = [
+        "DELETE FROM messages", "DELETE FROM conversations", "DELETE FROM cursors", "DELETE FROM chatrooms",
+        "DELETE FROM chatroom_kv", "DELETE FROM sqlite_sequence",
+    ]
+
     /// Version 1.
     ///
     /// `messages.messageUId` is unique together with `uidCopy`: the first row stored for a

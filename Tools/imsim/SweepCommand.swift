@@ -414,6 +414,7 @@ struct SweepWorkerCommand: ParsableCommand {
                                           shared: shared)
                 let (_, wall) = Stopwatch.time { run.run(until: untilTime) }
                 result = SweepResult(seed: seed, run: run, wallSeconds: wall)
+                shared.recycleStores(of: run.world)
             } catch {
                 result = SweepResult(seed: seed, outcome: .error, simNanoseconds: 0, events: 0, wallSeconds: 0, digest: "",
                                      detail: "\(error)")

@@ -151,7 +151,8 @@ public final class World {
                         dk.tracksPowerLoss = canLosePower
                         disk = dk
                     } else {
-                        store = try IMStore(copyOf: emptyStore(), options: storeOptions)
+                        store = try shared?.recycledStore(options: storeOptions)
+                            ?? IMStore(copyOf: emptyStore(), options: storeOptions)
                     }
                 } catch {
                     throw ScenarioError(path: "$", message: "cannot open the store of \(d.id): \(error)")

@@ -99,6 +99,19 @@ public struct AttributeSyncRule: Sendable {
         pullKVFailed = false
     }
 
+    /// False when `input(_:inbound:at:)` would change nothing for this input (callers may skip
+    /// it: most inputs are bytes without a QUERYACK, or timers).
+    public static func takes(_ input: ClientInput, inbound: [Frame]) -> Bool {
+        switch input {
+        case .api(.joinChatroom), .api(.joinExistChatroom), .api(.quitChatroom), .transport(.closed), .transport(.opened):
+            return true
+        case .transport(.bytes):
+            return inbound.contains { if case .queryAck = $0 { true } else { false } }
+        default:
+            return false
+        }
+    }
+
     /// An input about to be fed to the core; `inbound` = the frames its bytes completed.
     public mutating func input(_ input: ClientInput, inbound: [Frame], at t: Int64) {
         switch input {
@@ -122,6 +135,26 @@ public struct AttributeSyncRule: Sendable {
         default:
             break
         }
+    }
+
+    /// False when `effects(_:at:)` would change nothing and find nothing for this list (callers
+    /// may skip it): no pullKV or joinChrmR query written, no connection given up, no room or KV
+    /// callback. (A superset: a `chatroomKV` answer is taken whatever its error.)
+    public static func takes(_ effects: [ClientEffect]) -> Bool {
+        for e in effects {
+            switch e {
+            case .send(_, let frames):
+                if frames.contains(where: { $0.type == .query && ($0.topic == Topic.pullKV.rawValue || $0.topic == Topic.joinChrmR.rawValue) }) {
+                    return true
+                }
+            case .closeConnection, .callback(.chatroomJoined), .callback(.chatroomKVSynced), .callback(.chatroomKV),
+                 .callback(.chatroomQuit), .callback(.chatroomKicked), .callback(.chatroomDestroyed), .callback(.chatroomJoinFailed):
+                return true
+            default:
+                break
+            }
+        }
+        return false
     }
 
     /// The effects the core returned for the last input. Returns a finding for a read refused

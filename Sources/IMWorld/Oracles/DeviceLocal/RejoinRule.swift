@@ -48,6 +48,14 @@ public struct RejoinRule: Sendable {
         return [Finding(room: room, since: start, at: t)]
     }
 
+    /// False when `input(_:at:)` would change nothing and find nothing (callers may skip it).
+    public static func takes(_ input: ClientInput) -> Bool {
+        switch input {
+        case .api(.joinChatroom), .api(.joinExistChatroom), .api(.quitChatroom), .transport(.closed): true
+        default: false
+        }
+    }
+
     public mutating func input(_ input: ClientInput, at t: Int64) -> [Finding] {
         switch input {
         case .api(.joinChatroom(let r, _)), .api(.joinExistChatroom(let r, _)):
@@ -60,6 +68,24 @@ public struct RejoinRule: Sendable {
             break
         }
         return []
+    }
+
+    /// False when `effects(_:at:)` would change nothing and find nothing for this list (callers
+    /// may skip it): no joinChrm / joinChrmR written, no connection given up, no status or room
+    /// callback. (A superset: every `connectionStatus` is taken.)
+    public static func takes(_ effects: [ClientEffect]) -> Bool {
+        for e in effects {
+            switch e {
+            case .send(_, let frames):
+                if frames.contains(where: { $0.topic == Topic.joinChrmR.rawValue || $0.topic == Topic.joinChrm.rawValue }) { return true }
+            case .closeConnection, .callback(.connectionStatus), .callback(.chatroomQuit), .callback(.chatroomKicked),
+                 .callback(.chatroomDestroyed), .callback(.chatroomJoinFailed):
+                return true
+            default:
+                break
+            }
+        }
+        return false
     }
 
     public mutating func effects(_ effects: [ClientEffect], at t: Int64) -> [Finding] {
