@@ -34,8 +34,9 @@ import Testing
     /// in place.
     @Test func manyBatchesAndASplitLedgerKeepTheirOrder() throws {
         let options = TraceRecorderOptions(writer: TraceWriterOptions(recordsPerBlock: 100), ledgerPartBytes: 40)
-        let (a, run) = try recordRun(try smallScenario(), until: .seconds(120), options: options)
-        let b = try recordRun(try smallScenario(), until: .seconds(120), options: options.singleThreaded).bytes
+        let quickstart = try Scenario.load(pathOrName: "quickstart").0
+        let (a, run) = try recordRun(quickstart, seed: 1, until: .seconds(180), options: options)
+        let b = try recordRun(quickstart, seed: 1, until: .seconds(180), options: options.singleThreaded).bytes
         #expect(a == b)
         let entries = try readEntries(a)
         #expect(entries.count > TraceHandoff.batchSize, "more than one batch")
