@@ -28,6 +28,14 @@ public struct TraceRecorderOptions: Sendable {
         self.ledgerPartBytes = max(1, ledgerPartBytes)
     }
 
+    /// The options of the writer a recorder makes itself: with the writer thread, the recorder
+    /// encodes there (`TraceHandoff`) and the writer compresses and writes inline on that thread.
+    public var blockWriter: TraceWriterOptions {
+        var w = writer
+        w.writerThread = false
+        return w
+    }
+
     /// Everything on the calling thread (no writer thread).
     public var singleThreaded: TraceRecorderOptions {
         var o = self

@@ -83,7 +83,7 @@ public final class Simulator<Payload: SimPayload & Sendable> {
     public var seed: UInt64 { streams.seed }
 
     /// The determinism digest of everything dispatched so far.
-    public var digest: Digest64 { digestValue }
+    @inlinable public var digest: Digest64 { digestValue }
 
     /// Folds content into the determinism digest: what events carry (bytes a link delivers,
     /// what the app is told), so "same digest" means "same run", not only "same event schedule".

@@ -71,7 +71,9 @@ func imsim(_ args: [String]) throws -> CLIResult { try ImsimBinary.run(args) }
         defer { try? FileManager.default.removeItem(atPath: path) }
         var events = Flow.events()
         events.removeLast(2)
-        let options = TraceRecorderOptions(writer: TraceWriterOptions(recordsPerBlock: 8))
+        // Everything on this thread: what the "kill" leaves is then exactly the complete blocks
+        // (with the writer thread, also the calls and blocks it had not written yet are lost).
+        let options = TraceRecorderOptions(writer: TraceWriterOptions(recordsPerBlock: 8)).singleThreaded
         let header = try TraceHeader(seed: 1, scenarioDigest: 2, scenarioName: "flow", options: [TraceOption("epochMs", "\(Flow.epoch)")])
         let recorder = try TraceRecorder(writer: try TraceWriter(path: path, header: header, options: options.writer), options: options, epochMs: Flow.epoch)
         for (e, t) in events { recorder.record(e, at: t) }

@@ -140,7 +140,7 @@ func recordRun(_ scenario: Scenario, seed: UInt64 = 5, until: SimDuration? = nil
         let recorder = try TraceRecorder(inMemory: scenario, seed: 5, options: TraceRecorderOptions(writer: TraceWriterOptions(recordsPerBlock: 8)))
         recorder.attach(to: run)
         run.run(until: SimTime.zero + .seconds(10))
-        try recorder.writer.flush()  // as far as a killed run gets
+        try recorder.flush()  // as far as a killed run gets
         let reader = try TraceReader(bytes: recorder.writer.bytes, mode: .salvage)
         #expect(throws: TraceViewError.noLedger(reason: "the trace is unfinished (the run was killed or crashed before it ended)")) {
             try TraceLedgerView.read(reader)

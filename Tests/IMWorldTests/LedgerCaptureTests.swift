@@ -1,3 +1,4 @@
+import Foundation
 import IMStore
 import IMWire
 import SimKernel
@@ -42,4 +43,27 @@ import Testing
         #expect(ledger == (try Self.reference(run)))
         #expect(ledger.compactJSON() == (try Self.reference(run)).compactJSON())
     }
+
+    /// A trace recorder reads the stores (`Ledger.read`) on the simulation thread and builds the
+    /// ledger on its writer thread: the reading alone is plain values, and what it builds is the capture.
+    @Test func aReadingBuiltOnAnotherThreadIsTheCapture() throws {
+        let (s, _) = try Scenario.load(pathOrName: "quickstart")
+        let run = try ScenarioRun(scenario: s, seed: 5)
+        run.run()
+        let reading = Ledger.read(run.world, statuses: run.statuses)
+        let built = Locked<Ledger?>(nil)
+        let thread = Thread { built.set(reading.ledger()) }
+        thread.start()
+        while built.get() == nil { Thread.sleep(forTimeInterval: 0.001) }
+        #expect(built.get() == run.ledger())
+        #expect(built.get()?.compactJSON() == run.ledger().compactJSON())
+    }
+}
+
+private final class Locked<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    init(_ v: T) { value = v }
+    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
+    func set(_ v: T) { lock.lock(); value = v; lock.unlock() }
 }

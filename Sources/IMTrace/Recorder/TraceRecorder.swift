@@ -13,6 +13,11 @@ import SimKernel
 /// distinct interned strings (user, device, room ids, topics, reasons, and one messageUId per
 /// message: ~60 bytes each). Observer methods cannot throw: the first write error is kept in
 /// `error`, recording stops, and `finish` rethrows it.
+///
+/// With `options.writer.writerThread` (the default) the observer methods only hand the values
+/// over (`TraceHandoff`): a writer thread encodes, compresses and writes them, the same bytes as
+/// encoding inline. `core`, `writer` and `error` are then the writer thread's until `finish`,
+/// `close` or `flush` returns.
 public final class TraceRecorder: WorldObserver {
     /// Writes the records: everything but reading the world.
     public let core: CoreTraceRecorder
@@ -21,18 +26,20 @@ public final class TraceRecorder: WorldObserver {
     public var epochMs: Int64 { core.epochMs }
     /// The first write error; nothing is recorded after it.
     public var error: TraceError? { core.error }
+    /// Set when encoding runs on the writer thread.
+    private let handoff: TraceHandoff?
     /// The ledger was written (at `worldDidFinish`, or by `finish`).
     public private(set) var ledgerWritten = false
 
     @exclusivity(unchecked) private weak var world: World?
-    private var ledgerSource: (() -> Ledger)?
+    private var ledgerSource: (() -> LedgerReading)?
     private var ownStatuses: LedgerStatusRecorder?
 
     /// Creates the trace file and writes its header.
     public convenience init(path: String, scenario: Scenario, seed: UInt64, options: TraceRecorderOptions = .init())
         throws(TraceError) {
         let header = try Self.header(scenario: scenario, seed: seed, options: options)
-        try self.init(writer: try TraceWriter(path: path, header: header, options: options.writer), options: options,
+        try self.init(writer: try TraceWriter(path: path, header: header, options: options.blockWriter), options: options,
                       epochMs: scenario.epochMs ?? Scenario.defaultEpochMs)
     }
 
@@ -40,14 +47,16 @@ public final class TraceRecorder: WorldObserver {
     public convenience init(inMemory scenario: Scenario, seed: UInt64, options: TraceRecorderOptions = .init())
         throws(TraceError) {
         let header = try Self.header(scenario: scenario, seed: seed, options: options)
-        try self.init(writer: try TraceWriter(inMemory: header, options: options.writer), options: options,
+        try self.init(writer: try TraceWriter(inMemory: header, options: options.blockWriter), options: options,
                       epochMs: scenario.epochMs ?? Scenario.defaultEpochMs)
     }
 
-    /// Records through `writer` (its header must carry `epochMs` if the epoch is not 0).
+    /// Records through `writer` (its header must carry `epochMs` if the epoch is not 0); with
+    /// `options.writer.writerThread`, encoding on a writer thread.
     public init(writer: TraceWriter, options: TraceRecorderOptions, epochMs: Int64) throws(TraceError) {
         core = CoreTraceRecorder(writer: writer, options: options, epochMs: epochMs)
         self.options = options
+        handoff = options.writer.writerThread ? TraceHandoff(core: core) : nil
     }
 
     /// The header a recorder writes for a run of `scenario` with `seed`.
@@ -65,7 +74,7 @@ public final class TraceRecorder: WorldObserver {
     /// Attach before running.
     public func attach(to run: ScenarioRun) {
         run.suite?.onViolation = { [weak self] v in self?.violation(v) }
-        ledgerSource = { [unowned run] in run.ledger() }
+        ledgerSource = { [unowned run] in Ledger.read(run.world, statuses: run.statuses) }
         start(run.world)
     }
 
@@ -82,15 +91,16 @@ public final class TraceRecorder: WorldObserver {
         let statuses = LedgerStatusRecorder()
         world.addObserver(statuses)
         ownStatuses = statuses
-        ledgerSource = { [unowned world] in Ledger.capture(world, statuses: statuses) }
+        ledgerSource = { [unowned world] in Ledger.read(world, statuses: statuses) }
         start(world)
     }
 
     private func start(_ w: World) {
         world = w
         w.addObserver(self)
+        // Before the first handed-over call: the writer thread has not touched the core yet.
         core.nextEvent = w.sim.counters.eventsDispatched
-        core.digest = { [weak w] in w?.sim.digest.value ?? 0 }
+        if handoff == nil { core.digest = { [weak w] in w?.sim.digest.value ?? 0 } }
         core.setDeviceCount(w.deviceCount)
         let ids = w.userIds
         // The ids every block would otherwise define again: users, then devices (unique, in world order).
@@ -112,7 +122,11 @@ public final class TraceRecorder: WorldObserver {
     /// Appends one event at `time` (if the level records it). The observer methods use it; so
     /// do synthetic streams.
     public func record(_ event: TraceEvent, at time: SimTime) {
-        core.record(event, at: time)
+        if let handoff {
+            handoff.record(event, at: time, digest: world?.sim.digest.value ?? 0)
+        } else {
+            core.record(event, at: time)
+        }
     }
 
     private func violation(_ v: Violation) {
@@ -122,21 +136,28 @@ public final class TraceRecorder: WorldObserver {
     private func writeLedger(at time: SimTime) {
         guard !ledgerWritten, let ledgerSource else { return }
         ledgerWritten = true
-        let bytes = ledgerSource().compactJSON()
+        // Read off the world's stores here; the ledger's values, JSON and records are the
+        // writer thread's work.
+        let reading = ledgerSource()
         let size = options.ledgerPartBytes
-        let parts = max(1, (bytes.count + size - 1) / size)
-        for p in 0..<parts {
-            let lo = p * size
-            let hi = min(bytes.count, lo + size)
-            record(.meta(.ledger(part: p, parts: parts, json: Array(bytes[lo..<hi]))), at: time)
+        let write = { (core: CoreTraceRecorder) in
+            let bytes = reading.ledger().compactJSON()
+            let parts = max(1, (bytes.count + size - 1) / size)
+            for p in 0..<parts {
+                let lo = p * size
+                let hi = min(bytes.count, lo + size)
+                core.record(.meta(.ledger(part: p, parts: parts, json: Array(bytes[lo..<hi]))), at: time)
+            }
         }
+        if let handoff { handoff.perform(digest: world?.sim.digest.value ?? 0, write) } else { write(core) }
     }
 
     /// Writes the ledger (if `worldDidFinish` has not), a `runEnd` record and the footer with the
     /// world's final digest. Call once, after the run; rethrows the first write error.
     @discardableResult
     public func finish(stopReason: String) throws(TraceError) -> TraceWriteSummary {
-        if let error { throw error }
+        // With the writer thread, a write error is thrown by `close` below.
+        if handoff == nil, let error { throw error }
         guard let world else { throw .writerClosed }
         let complete = world.phase == .finished
         writeLedger(at: world.now)
@@ -149,7 +170,16 @@ public final class TraceRecorder: WorldObserver {
     /// `record(_:at:)` without a world.
     @discardableResult
     public func close(finalDigest: UInt64) throws(TraceError) -> TraceWriteSummary {
-        try core.close(finalDigest: finalDigest)
+        if let handoff { return try handoff.close(finalDigest: finalDigest) }
+        return try core.close(finalDigest: finalDigest)
+    }
+
+    /// Writes everything recorded so far to the file as complete blocks and waits for it (as
+    /// far as a run killed now gets); recording goes on after it.
+    public func flush() throws(TraceError) {
+        handoff?.drain()
+        if let error { throw error }
+        try writer.flush()
     }
 
     // MARK: - WorldObserver
@@ -161,33 +191,63 @@ public final class TraceRecorder: WorldObserver {
         let payload = event.payload
         switch payload {
         case .deliver(let c, let toServer):
-            core.deliver(UInt64(c), device: world.device(ofConnection: ConnectionID(UInt64(c))) ?? 0, toServer: toServer, at: time)
+            let d = world.device(ofConnection: ConnectionID(UInt64(c))) ?? 0
+            if let handoff {
+                handoff.deliver(UInt64(c), device: d, toServer: toServer, at: time, digest: world.sim.digest.value)
+            } else {
+                core.deliver(UInt64(c), device: d, toServer: toServer, at: time)
+            }
         case .clientTimer(let d, let t):
-            core.clientTimer(device: Int(d), t, at: time)
+            if let handoff {
+                handoff.clientTimer(device: Int(d), t, at: time, digest: world.sim.digest.value)
+            } else {
+                core.clientTimer(device: Int(d), t, at: time)
+            }
         default:
-            core.kernel(KernelRecord(payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }, at: time)
+            let r = KernelRecord(payload) { world.device(ofConnection: ConnectionID(UInt64($0))) ?? 0 }
+            if let handoff { handoff.kernel(r, at: time, digest: world.sim.digest.value) } else { core.kernel(r, at: time) }
         }
     }
 
     public func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
-        core.clientInput(device: d, input, localMs: localMs, at: world.now)
+        if let handoff {
+            handoff.clientInput(device: d, input, localMs: localMs, at: world.now, digest: world.sim.digest.value)
+        } else {
+            core.clientInput(device: d, input, localMs: localMs, at: world.now)
+        }
     }
 
     public func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
         let opened = applied.openedConnections
-        core.clientEffects(device: d, applied.effects, opened: { opened[$0] }, at: world.now)
+        if let handoff {
+            handoff.clientEffects(device: d, applied.effects, opened: opened, at: world.now, digest: world.sim.digest.value)
+        } else {
+            core.clientEffects(device: d, applied.effects, opened: { opened[$0] }, at: world.now)
+        }
     }
 
     public func world(_ world: World, serverInput: ServerInput, serverMs: Int64) {
-        core.serverInput(serverInput, at: world.now)
+        if let handoff {
+            handoff.serverInput(serverInput, at: world.now, digest: world.sim.digest.value)
+        } else {
+            core.serverInput(serverInput, at: world.now)
+        }
     }
 
     public func world(_ world: World, serverApplied applied: AppliedServerEffects) {
-        core.serverEffects(applied.effects, at: world.now)
+        if let handoff {
+            handoff.serverEffects(applied.effects, at: world.now, digest: world.sim.digest.value)
+        } else {
+            core.serverEffects(applied.effects, at: world.now)
+        }
     }
 
     public func world(_ world: World, note: WorldNote) {
-        record(.world(WorldNoteRecord(note)), at: world.now)
+        if let handoff {
+            handoff.record(.world(WorldNoteRecord(note)), at: world.now, digest: world.sim.digest.value)
+        } else {
+            core.record(.world(WorldNoteRecord(note)), at: world.now)
+        }
     }
 
     public func worldDidFinish(_ world: World) {

@@ -49,28 +49,26 @@ public struct Ledger: Codable, Sendable, Equatable {
 
     /// Reads the ledger off a world (the stores as they are now, plus the statuses seen).
     public static func capture(_ world: World, statuses: LedgerStatusRecorder?) -> Ledger {
-        let epoch = world.scenario.epochMs ?? Scenario.defaultEpochMs
-        var devices: [DeviceLedger] = []
+        read(world, statuses: statuses).ledger()
+    }
+
+    /// What the ledger is made of, read off a world: the part that needs the world (its stores),
+    /// so a trace recorder can build the rest (`LedgerReading.ledger()`) off the simulation thread.
+    public static func read(_ world: World, statuses: LedgerStatusRecorder?) -> LedgerReading {
+        var devices: [LedgerReading.Device] = []
         devices.reserveCapacity(world.deviceCount)
-        // One hex string per distinct content: a message is in the store of every device that has it.
-        var contentHex: [UInt64: String] = [:]
         for d in 0..<world.deviceCount {
             // The conversation list (chatrooms left out), each conversation with its messages.
             let listed = (try? world.store(ofDevice: d).ledgerConversations()) ?? []
-            var convs = listed.map { c in
-                ConversationLedger(conversation: c.key.description, unread: c.unreadCount, messages: c.messages.map { m in
-                    MessageLedger(m, epoch: epoch, content: Self.hex(m.contentHash, memo: &contentHex))
-                })
-            }
-            convs.sort { $0.conversation < $1.conversation }
-            devices.append(DeviceLedger(device: world.deviceId(d), user: world.userId(ofDevice: d),
-                                        connection: statuses?.statuses(ofDevice: d) ?? [], conversations: convs))
+            devices.append(LedgerReading.Device(device: world.deviceId(d), user: world.userId(ofDevice: d),
+                                                connection: statuses?.statuses(ofDevice: d) ?? [], listed: listed))
         }
-        return Ledger(scenario: world.scenario.name, seed: world.seed, devices: devices)
+        return LedgerReading(scenario: world.scenario.name, seed: world.seed,
+                             epoch: world.scenario.epochMs ?? Scenario.defaultEpochMs, devices: devices)
     }
 
     /// `Digest64.hex(hash)`, made once per hash (`memo` is only looked up, never iterated).
-    private static func hex(_ hash: UInt64, memo: inout [UInt64: String]) -> String {
+    fileprivate static func hex(_ hash: UInt64, memo: inout [UInt64: String]) -> String {
         if let s = memo[hash] { return s }
         let s = Digest64.hex(hash)
         memo[hash] = s
@@ -163,6 +161,39 @@ public struct Ledger: Codable, Sendable, Equatable {
             }
         }
         return out
+    }
+}
+
+/// A ledger as read off a world's stores, not yet in its canonical form (`ledger()`): plain
+/// values, built into the ledger on any thread.
+public struct LedgerReading: Sendable {
+    public struct Device: Sendable {
+        var device: String
+        var user: String
+        var connection: [String]
+        var listed: [LedgerConversation]
+    }
+    var scenario: String
+    var seed: UInt64
+    var epoch: Int64
+    var devices: [Device]
+
+    /// The ledger (`Ledger.capture`'s).
+    public func ledger() -> Ledger {
+        var out: [Ledger.DeviceLedger] = []
+        out.reserveCapacity(devices.count)
+        // One hex string per distinct content: a message is in the store of every device that has it.
+        var contentHex: [UInt64: String] = [:]
+        for d in devices {
+            var convs = d.listed.map { c in
+                Ledger.ConversationLedger(conversation: c.key.description, unread: c.unreadCount, messages: c.messages.map { m in
+                    Ledger.MessageLedger(m, epoch: epoch, content: Ledger.hex(m.contentHash, memo: &contentHex))
+                })
+            }
+            convs.sort { $0.conversation < $1.conversation }
+            out.append(Ledger.DeviceLedger(device: d.device, user: d.user, connection: d.connection, conversations: convs))
+        }
+        return Ledger(scenario: scenario, seed: seed, devices: out)
     }
 }
 
