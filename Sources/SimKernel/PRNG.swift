@@ -282,14 +282,9 @@ public enum FixedPoint {
         let intPart = y >> 32                              // floor
         let frac = UInt64(y & 0xFFFF_FFFF)
         var r: UInt64 = 1 << 62                            // 1.0 in Q62
-        // The set bits of the fraction, highest first (step k is bit 31 − k): the same products
-        // in the same order as testing all 32 bits, half the iterations on average.
-        var bits = frac
-        while bits != 0 {
-            let k = bits.leadingZeroBitCount - 32
+        for k in 0..<32 where frac & (1 << UInt64(31 - k)) != 0 {
             let p = r.multipliedFullWidth(by: exp2Step(k))
             r = (p.high << 2) | (p.low >> 62)
-            bits &= ~(1 << UInt64(31 - k))
         }
         // value · r (Q62), then shift by intPart
         let p = UInt64(value).multipliedFullWidth(by: r)   // Q62

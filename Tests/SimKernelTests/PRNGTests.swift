@@ -120,8 +120,9 @@ import Testing
         #expect(FixedPoint.scaleByExp2(1, exponentQ32: 100 << 32) == Int64.max)
     }
 
-    /// The set-bit loop gives exactly what testing all 32 fraction bits in order gave (the
-    /// latency draws, and so every digest, depend on the last bit).
+    /// Pins `scaleByExp2` to the bit-by-bit product over the fraction's bits, highest first
+    /// (the latency draws, and so every digest, depend on its last bit): a faster version must
+    /// give exactly this.
     @Test func scaleByExp2MatchesTheBitByBitProduct() {
         func reference(_ value: Int64, _ y: Int64) -> Int64 {
             if value <= 0 { return 0 }
