@@ -22,7 +22,15 @@ public struct DeviceClock: Sendable, Hashable {
     public func wallMs(at t: SimTime) -> Int64 {
         // 128-bit, then clamped: a hostile epoch or offset saturates instead of trapping
         // (the scenario loader refuses such values; programmatic worlds must not crash either).
-        let elapsedMs = Int128(t.milliseconds)
+        // The same sum in 64 bits when nothing overflows (every real clock): the 128-bit division
+        // is a library call (~100 instructions, 414k reads in the mixed-1k hour).
+        let ms = t.milliseconds
+        let (skew, o1) = ms.multipliedReportingOverflow(by: driftPpm)
+        let (a, o2) = epochMs.addingReportingOverflow(ms)
+        let (b, o3) = a.addingReportingOverflow(offsetMs)
+        let (c, o4) = b.addingReportingOverflow(skew / 1_000_000)
+        if !(o1 || o2 || o3 || o4) { return c }
+        let elapsedMs = Int128(ms)
         return Int64(clamping: Int128(epochMs) + elapsedMs + Int128(offsetMs) + elapsedMs * Int128(driftPpm) / 1_000_000)
     }
 
