@@ -53,7 +53,8 @@ extension IMStore {
                 try s.bind(sentTime, at: 3)
                 return try collectIds(s)
             }
-            let change = try refreshConversation(conversation, unread: .recount)
+            // Every received row with sentTime ≤ the mark is read now: only newer ones can count.
+            let change = try refreshConversation(conversation, unread: .recount, readUpTo: sentTime)
             return ClearUnreadResult(markedReadMessageIds: marked, conversation: change)
         }
     }
