@@ -71,72 +71,72 @@ extension IMStore {
         }
     }
 
-    /// Recomputes latest message and mention after rows changed or vanished, applies an unread
-    /// change (`.delta` clamps at 0, `.recount` counts the rows), and reports the difference.
-    ///
-    /// `readUpTo`: every received row with sentTime ≤ it is known to be read (`clearUnread` has
-    /// just marked them), so the mention and unread scans look only at newer rows — the same
-    /// answer over the `messages_by_conversation_time` range instead of the whole conversation.
-    ///
-    /// One SELECT reads the row's before-values with the recomputed ones (each distinct statement
-    /// costs every connection its preparation, issue 30), and the UPDATE runs only when a value
-    /// differs: writing the same values would still dirty the page (a WAL frame on a device store).
-    func refreshConversation(
-        _ key: ConversationKey, unread: UnreadUpdate, readUpTo: Int64 = .min
-    ) throws -> ConversationChange? {
-        let recount: Bool
-        switch unread {
-        case .delta: recount = false
-        case .recount: recount = true
-        }
-        guard let now = try connection.with("""
-            SELECT +c.latestMessageId, +c.latestTime, +c.unreadCount, +c.hasUnreadMentioned, +m.messageId, +m.sentTime,
-                EXISTS (SELECT 1 FROM messages WHERE conversationType = ?1 AND targetId = ?2 AND sentTime > ?3
-                    AND direction = 2 AND (flags & 6) = 6 AND (receivedStatus & 1) = 0),
-                CASE WHEN ?4 THEN (SELECT COUNT(*) FROM messages WHERE conversationType = ?1 AND targetId = ?2
-                    AND sentTime > ?3 AND direction = 2 AND (flags & 2) <> 0 AND (receivedStatus & 1) = 0) END
-            FROM conversations AS c LEFT JOIN messages AS m ON m.messageId = (SELECT messageId FROM messages
-                WHERE conversationType = ?1 AND targetId = ?2 ORDER BY sentTime DESC, messageId DESC LIMIT 1)
-            WHERE c.conversationType = ?1 AND c.targetId = ?2
-            """, { s -> RefreshedValues? in
+    /// Latest (messageId, sentTime) among the conversation's messages.
+    func latestMessage(in key: ConversationKey) throws -> (id: Int64, time: Int64)? {
+        try connection.with("""
+            SELECT +messageId, +sentTime FROM messages
+            WHERE conversationType = ?1 AND targetId = ?2
+            ORDER BY sentTime DESC, messageId DESC LIMIT 1
+            """) { s in
             try s.bind(key, at: 1)
-            try s.bind(readUpTo, at: 3)
-            try s.bind(recount, at: 4)
-            guard try s.step() else { return nil }
-            return RefreshedValues(
-                latestMessageId: s.optionalInt64(0), latestTime: s.int64(1), unreadCount: s.int(2),
-                hasUnreadMentioned: s.bool(3), newLatestId: s.optionalInt64(4),
-                newLatestTime: s.isNull(4) ? 0 : s.int64(5), mention: s.bool(6), unreadRows: s.int(7))
-        }) else { return nil }
-        let unreadAfter: Int
-        switch unread {
-        case .delta(let d): unreadAfter = max(0, now.unreadCount + d)
-        case .recount: unreadAfter = now.unreadRows
+            return try s.step() ? (s.int64(0), s.int64(1)) : nil
         }
-        let latestChanged = now.newLatestId != now.latestMessageId || now.newLatestTime != now.latestTime
-        let mentionChanged = now.mention != now.hasUnreadMentioned
-        if latestChanged || mentionChanged || unreadAfter != now.unreadCount {
-            try connection.with("""
-                UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = ?5, hasUnreadMentioned = ?6
-                WHERE conversationType = ?1 AND targetId = ?2
-                """) { s in
-                try s.bind(key, at: 1)
-                try s.bind(now.newLatestId, at: 3)
-                try s.bind(now.newLatestTime, at: 4)
-                try s.bind(unreadAfter, at: 5)
-                try s.bind(now.mention, at: 6)
-                try s.run()
-            }
-        }
-        return ConversationChange(
-            key: key, created: false, latestChanged: latestChanged, latestMessageId: now.newLatestId,
-            unreadDelta: unreadAfter - now.unreadCount, unreadCount: unreadAfter,
-            hasUnreadMentioned: now.mention, mentionChanged: mentionChanged)
     }
 
-    private struct RefreshedValues {
-        var latestMessageId: Int64?, latestTime: Int64, unreadCount: Int, hasUnreadMentioned: Bool
-        var newLatestId: Int64?, newLatestTime: Int64, mention: Bool, unreadRows: Int
+    /// Whether an unread, counted, received message mentions the user.
+    func hasUnreadMention(in key: ConversationKey) throws -> Bool {
+        try connection.with("""
+            SELECT EXISTS (SELECT 1 FROM messages
+                WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
+                  AND (flags & 6) = 6 AND (receivedStatus & 1) = 0)
+            """) { s in
+            try s.bind(key, at: 1)
+            _ = try s.step()
+            return s.bool(0)
+        }
+    }
+
+    /// Received, counted, unread rows actually in the table.
+    func countUnreadRows(in key: ConversationKey) throws -> Int {
+        try connection.with("""
+            SELECT COUNT(*) FROM messages
+            WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
+              AND (flags & 2) <> 0 AND (receivedStatus & 1) = 0
+            """) { s in
+            try s.bind(key, at: 1)
+            _ = try s.step()
+            return s.int(0)
+        }
+    }
+
+    /// Recomputes latest message and mention after rows changed or vanished, applies an unread
+    /// change (`.delta` clamps at 0, `.recount` counts the rows), and reports the difference.
+    func refreshConversation(_ key: ConversationKey, unread: UnreadUpdate) throws -> ConversationChange? {
+        guard let before = try loadConversation(key) else { return nil }
+        let latest = try latestMessage(in: key)
+        let mention = try hasUnreadMention(in: key)
+        let unreadAfter: Int
+        switch unread {
+        case .delta(let d): unreadAfter = max(0, before.unreadCount + d)
+        case .recount: unreadAfter = try countUnreadRows(in: key)
+        }
+        try connection.with("""
+            UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = ?5, hasUnreadMentioned = ?6
+            WHERE conversationType = ?1 AND targetId = ?2
+            """) { s in
+            try s.bind(key, at: 1)
+            try s.bind(latest?.id, at: 3)
+            try s.bind(latest?.time ?? 0, at: 4)
+            try s.bind(unreadAfter, at: 5)
+            try s.bind(mention, at: 6)
+            try s.run()
+        }
+        return ConversationChange(
+            key: key, created: false,
+            latestChanged: latest?.id != before.latestMessageId || (latest?.time ?? 0) != before.latestTime,
+            latestMessageId: latest?.id,
+            unreadDelta: unreadAfter - before.unreadCount, unreadCount: unreadAfter,
+            hasUnreadMentioned: mention, mentionChanged: mention != before.hasUnreadMentioned)
     }
 
     enum UnreadUpdate {

@@ -53,8 +53,7 @@ extension IMStore {
                 try s.bind(sentTime, at: 3)
                 return try collectIds(s)
             }
-            // Every received row with sentTime ≤ the mark is read now: only newer ones can count.
-            let change = try refreshConversation(conversation, unread: .recount, readUpTo: sentTime)
+            let change = try refreshConversation(conversation, unread: .recount)
             return ClearUnreadResult(markedReadMessageIds: marked, conversation: change)
         }
     }

@@ -4,12 +4,10 @@ import Testing
 import IMWire
 @testable import IMStore
 
-/// Session 31 (issue 30, issue 28): `refreshConversation` reads the row and the recomputed values in
-/// one SELECT and writes only what differs; `clearUnread` scans only rows newer than its mark.
-/// Same results as recomputing each value by its own statement.
+/// Session 31 (branch `stmt11`): what `refreshConversation` must keep doing whatever its statements
+/// (a merged SELECT was tried and reverted, Docs/performance.md): drift healed, the latest message
+/// moved back by `markSent`, `clearUnread` with rows at, below and above its mark.
 @Suite struct ConversationRefreshTests {
-    private func totalChanges(_ s: IMStore) throws -> Int64 { try scalar(s, "SELECT total_changes()") }
-
     @Test func markSentHealsADriftedRowAsBefore() throws {
         let s = try memoryStore()
         let m = try store(s, incoming("M", at: 1, mentioned: true))
@@ -42,18 +40,6 @@ import IMWire
         #expect(try s.conversation(alice)?.latestMessageId == later)
     }
 
-    @Test func markSentThatLeavesTheRowAsItWasWritesNoConversation() throws {
-        let s = try memoryStore()
-        _ = try store(s, incoming("A", at: 50))
-        let mine = try s.insertOutgoing(outgoing("hi", at: 10)).messageId
-        let before = try s.conversation(alice)
-        let changes = try totalChanges(s)
-        let update = try s.markSent(messageId: mine, messageUId: "U", sentTime: 20)
-        #expect(update.updated && !update.latestChanged)
-        #expect(try s.conversation(alice) == before)
-        #expect(try totalChanges(s) - changes == 1, "only the message row")
-    }
-
     @Test func clearUnreadWithRowsNewerThanTheMark() throws {
         let s = try memoryStore()
         let a = try store(s, incoming("A", at: 1))
@@ -82,18 +68,6 @@ import IMWire
         let change = try #require(try s.clearUnread(in: alice, upTo: 1).conversation)
         #expect(change.unreadCount == 1 && change.unreadDelta == -8)
         #expect(change.hasUnreadMentioned && change.mentionChanged)
-    }
-
-    @Test func clearUnreadThatChangesNothingWritesNothing() throws {
-        let s = try memoryStore()
-        _ = try store(s, incoming("A", at: 1))
-        _ = try s.clearUnread(in: alice)
-        let changes = try totalChanges(s)
-        let r = try s.clearUnread(in: alice)
-        #expect(r.markedReadMessageIds.isEmpty)
-        #expect(r.conversation?.changed == false)
-        #expect(try totalChanges(s) == changes)
-        #expect(try s.clearUnread(in: bob).conversation == nil, "no conversation row")
     }
 
     @Test func refreshAfterTheLastRowIsGoneClearsTheLatest() throws {
