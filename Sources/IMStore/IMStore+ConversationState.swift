@@ -83,42 +83,56 @@ extension IMStore {
         }
     }
 
-    /// Whether an unread, counted, received message mentions the user.
-    func hasUnreadMention(in key: ConversationKey) throws -> Bool {
+    /// Whether an unread, counted, received message with sentTime ≥ `from` mentions the user.
+    /// The bound walks `messages_by_conversation_time` from there instead of the whole
+    /// conversation (`Int64.min`: every row).
+    func hasUnreadMention(in key: ConversationKey, from: Int64 = .min) throws -> Bool {
         try connection.with("""
             SELECT EXISTS (SELECT 1 FROM messages
-                WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
+                WHERE conversationType = ?1 AND targetId = ?2 AND sentTime >= ?3 AND direction = 2
                   AND (flags & 6) = 6 AND (receivedStatus & 1) = 0)
             """) { s in
             try s.bind(key, at: 1)
+            try s.bind(from, at: 3)
             _ = try s.step()
             return s.bool(0)
         }
     }
 
-    /// Received, counted, unread rows actually in the table.
-    func countUnreadRows(in key: ConversationKey) throws -> Int {
+    /// Received, counted, unread rows with sentTime ≥ `from` actually in the table.
+    func countUnreadRows(in key: ConversationKey, from: Int64) throws -> Int {
         try connection.with("""
             SELECT COUNT(*) FROM messages
-            WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
+            WHERE conversationType = ?1 AND targetId = ?2 AND sentTime >= ?3 AND direction = 2
               AND (flags & 2) <> 0 AND (receivedStatus & 1) = 0
             """) { s in
             try s.bind(key, at: 1)
+            try s.bind(from, at: 3)
             _ = try s.step()
             return s.int(0)
         }
     }
 
     /// Recomputes latest message and mention after rows changed or vanished, applies an unread
-    /// change (`.delta` clamps at 0, `.recount` counts the rows), and reports the difference.
+    /// change (`.delta` clamps at 0, `.recount` counts the rows after the read mark), and reports the difference.
     func refreshConversation(_ key: ConversationKey, unread: UnreadUpdate) throws -> ConversationChange? {
         guard let before = try loadConversation(key) else { return nil }
         let latest = try latestMessage(in: key)
-        let mention = try hasUnreadMention(in: key)
+        let mention: Bool
         let unreadAfter: Int
         switch unread {
-        case .delta(let d): unreadAfter = max(0, before.unreadCount + d)
-        case .recount: unreadAfter = try countUnreadRows(in: key)
+        case .delta(let d):
+            mention = try hasUnreadMention(in: key)
+            unreadAfter = max(0, before.unreadCount + d)
+        case .recount(let readUpTo):
+            // Rows at or before `readUpTo` are all read, so only later ones can count; reading
+            // everything leaves none (the scans would find nothing).
+            if readUpTo == .max {
+                (mention, unreadAfter) = (false, 0)
+            } else {
+                mention = try hasUnreadMention(in: key, from: readUpTo + 1)
+                unreadAfter = try countUnreadRows(in: key, from: readUpTo + 1)
+            }
         }
         try connection.with("""
             UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = ?5, hasUnreadMentioned = ?6
@@ -141,6 +155,7 @@ extension IMStore {
 
     enum UnreadUpdate {
         case delta(Int)
-        case recount
+        /// Count the unread rows again; every received row with sentTime ≤ `readUpTo` is read.
+        case recount(readUpTo: Int64)
     }
 }

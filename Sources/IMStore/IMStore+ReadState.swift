@@ -53,7 +53,7 @@ extension IMStore {
                 try s.bind(sentTime, at: 3)
                 return try collectIds(s)
             }
-            let change = try refreshConversation(conversation, unread: .recount)
+            let change = try refreshConversation(conversation, unread: .recount(readUpTo: sentTime))
             return ClearUnreadResult(markedReadMessageIds: marked, conversation: change)
         }
     }

@@ -80,4 +80,24 @@ import IMWire
         let c = try #require(try s.conversation(alice))
         #expect(c.latestMessageId == nil && c.latestTime == 0)
     }
+
+    /// The recount starts after the read mark; rows at the ends of Int64 are counted and cleared
+    /// like any other (a bound of `Int64.min` must not drop a row at `Int64.min`).
+    @Test func unreadRowsAtTheEndsOfTimeAreCounted() throws {
+        let s = try memoryStore()
+        _ = try store(s, incoming("LOW", at: .min, mentioned: true))
+        _ = try store(s, incoming("HIGH", at: .max))
+        let mine = try s.insertOutgoing(outgoing("hi", at: 5)).messageId
+        // A drifted flag, healed by markSent's scan, which must see the row at Int64.min.
+        try s.connection.execute("UPDATE conversations SET hasUnreadMentioned = 0")
+        _ = try s.markSent(messageId: mine, messageUId: "U", sentTime: 7)
+        #expect(try s.conversation(alice)?.hasUnreadMentioned == true)
+        let low = try #require(try s.clearUnread(in: alice, upTo: .min).conversation)
+        #expect(low.unreadCount == 1 && !low.hasUnreadMentioned, "only the row at Int64.max is left")
+        let high = try #require(try s.clearUnread(in: alice, upTo: .max - 1).conversation)
+        #expect(high.unreadCount == 1)
+        let all = try #require(try s.clearUnread(in: alice, upTo: .max).conversation)
+        #expect(all.unreadCount == 0 && all.unreadDelta == -1)
+        #expect(try unreadRows(s, alice) == 0)
+    }
 }
