@@ -23,6 +23,8 @@ public struct ClientCore {
     var requests = RequestTable()
     var messageIds = MessageIdCounter()
     var decoder: StreamDecoder
+    /// Storage for the frames of one read (empty between inputs).
+    private var receivedFrames: [Frame] = []
     var out = EffectBuffer()
     /// The device time of the input being handled.
     var now = DeviceTime(milliseconds: 0)
@@ -238,9 +240,13 @@ public struct ClientCore {
             out.note(.ignored(input: "\(bytes.count) bytes", reason: "no connection"))
             return
         }
-        let frames: [Frame]
+        // The frames array's storage is kept from read to read (taken out of `self` while the
+        // frames are handled, so it stays unique).
+        var frames = receivedFrames
+        receivedFrames = []
+        frames.removeAll(keepingCapacity: true)
         do {
-            frames = try decoder.feed(bytes)
+            try decoder.feed(bytes, into: &frames)
         } catch {
             process(link.protocolError("\(error)", &out))
             return
@@ -250,6 +256,8 @@ public struct ClientCore {
             guard link.state.hasTransport else { break }
             handle(frame)
         }
+        frames.removeAll(keepingCapacity: true)
+        receivedFrames = frames
         if let failure = decoder.failure, link.state.hasTransport {
             process(link.protocolError("\(failure)", &out))
         }

@@ -14,7 +14,7 @@ extension ServerCore {
                 createRoom(roomId, by: nil, now: now)
                 if store.rooms[roomId]!.autoDestroyArmed {
                     store.rooms[roomId]!.autoDestroyArmed = false
-                    effects.append(.cancelTimer(.chatroomAutoDestroy(roomId: roomId)))
+                    effect(.cancelTimer(.chatroomAutoDestroy(roomId: roomId)))
                 }
             } else {
                 admin.keptAlive.remove(roomId)
@@ -48,7 +48,7 @@ extension ServerCore {
             if blocked {
                 directory.bannedUsers.insert(userId)
                 for c in onlineConnections(userId) {
-                    write(c, [.disconnect(Frame.Disconnect(status: .blocked))])
+                    write(c, .disconnect(Frame.Disconnect(status: .blocked)))
                     endConnection(c, reason: .blocked, now: now, closeTransport: true)
                 }
             } else {

@@ -72,8 +72,8 @@ extension ServerCore {
         let body = built(n)
         for user in room.memberIds {
             for s in room.member(user)!.sessions where s.connection != senderConnection {
-                write(s.connection, [.publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_ntf, targetId: roomId,
-                                                            messageId: nextMessageId(s.connection), body: body))])
+                write(s.connection, .publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_ntf, targetId: roomId,
+                                                           messageId: nextMessageId(s.connection), body: body)))
                 emit(.fannedOut(messageUId: m.uid, userId: user, deviceId: s.deviceId, s.connection, via: .chatroomNotify))
             }
         }
@@ -175,7 +175,7 @@ extension ServerCore {
     mutating func destroyRoom(_ roomId: String, reason: String, now: Int64) {
         guard let room = store.rooms[roomId] else { return }
         for u in room.memberIds { removeMember(room: roomId, user: u, reason: .destroyed, now: now) }
-        if room.autoDestroyArmed { effects.append(.cancelTimer(.chatroomAutoDestroy(roomId: roomId))) }
+        if room.autoDestroyArmed { effect(.cancelTimer(.chatroomAutoDestroy(roomId: roomId))) }
         store.rooms[roomId] = nil
         emit(.chatroomDestroyed(roomId: roomId, reason: reason))
     }
@@ -186,7 +186,7 @@ extension ServerCore {
         guard let room = store.rooms[roomId], !room.autoDestroyArmed, !admin.keptAlive.contains(roomId) else { return }
         let due = max(room.lastActivity + config.chatroom.autoDestroyAfterMs, now)
         store.rooms[roomId]!.autoDestroyArmed = true
-        effects.append(.setTimer(.chatroomAutoDestroy(roomId: roomId), after: .milliseconds(due - now)))
+        effect(.setTimer(.chatroomAutoDestroy(roomId: roomId), after: .milliseconds(due - now)))
     }
 
     mutating func autoDestroyFired(_ roomId: String, now: Int64) {

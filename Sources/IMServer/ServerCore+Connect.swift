@@ -10,7 +10,7 @@ extension ServerCore {
         }
         if connections[id]!.connectDeadlineArmed {
             connections[id]!.connectDeadlineArmed = false
-            effects.append(.cancelTimer(.connectDeadline(id)))
+            effect(.cancelTimer(.connectDeadline(id)))
         }
         guard c.protocolName == Frame.Connect.rcloudProtocolName, c.protocolVersion == Frame.Connect.rcloudProtocolVersion else {
             return refuse(id, .badProtocolVersion, now: now)
@@ -52,7 +52,7 @@ extension ServerCore {
                 // session in its slot: refused, the device in use stays (im-semantics §5). The
                 // client reports 31023 and stops retrying. B12: the setting is not honoured.
                 emit(.reconnectRefused(id, userId: userId, deviceId: deviceId, activeDeviceId: held.deviceId))
-                write(id, [.connack(Frame.Connack(statusCode: Frame.Connack.otherDeviceLoggedInStatusCode))])
+                write(id, .connack(Frame.Connack(statusCode: Frame.Connack.otherDeviceLoggedInStatusCode)))
                 endConnection(id, reason: .transportClosed, now: now, closeTransport: true)
                 return
             } else {
@@ -70,7 +70,7 @@ extension ServerCore {
         connections[id]!.session = session
         online[userId, default: OnlineUser()].slots[platform.rank] = id
         emit(.sessionOpened(id, userId: userId, deviceId: deviceId, platform: platform, sessionId: sessionId))
-        write(id, [.connack(Frame.Connack(status: .accepted, session: .init(userId: userId, sessionId: sessionId, timestamp: now)))])
+        write(id, .connack(Frame.Connack(status: .accepted, session: .init(userId: userId, sessionId: sessionId, timestamp: now))))
     }
 
     /// `S<generation>-<counter>`, the counter in eight digits: like a real server's opaque ids,
@@ -85,7 +85,7 @@ extension ServerCore {
     /// CONNACK with a refusal, then close.
     mutating func refuse(_ id: ConnectionID, _ status: ConnackStatus, now: Int64) {
         emit(.connectRejected(id, status: status))
-        write(id, [.connack(Frame.Connack(status: status))])
+        write(id, .connack(Frame.Connack(status: status)))
         endConnection(id, reason: .transportClosed, now: now, closeTransport: true)
     }
 
@@ -93,7 +93,7 @@ extension ServerCore {
     mutating func kick(_ victim: ConnectionID, byDeviceId: String, now: Int64) {
         guard let s = session(of: victim) else { return }
         emit(.kicked(victim: victim, userId: s.userId, victimDeviceId: s.deviceId, byDeviceId: byDeviceId))
-        write(victim, [.disconnect(Frame.Disconnect(status: .kickedByOtherDevice))])
+        write(victim, .disconnect(Frame.Disconnect(status: .kickedByOtherDevice)))
         endConnection(victim, reason: .kicked, now: now, closeTransport: true)
     }
 

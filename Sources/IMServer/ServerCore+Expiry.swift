@@ -8,7 +8,7 @@ extension ServerCore {
         guard !expiryTimerArmed else { return }
         expiryTimerArmed = true
         let due = max(dataTime + rules.retentionMs, now)
-        effects.append(.setTimer(.offlineExpiry, after: .milliseconds(due - now)))
+        effect(.setTimer(.offlineExpiry, after: .milliseconds(due - now)))
     }
 
     /// Removes every inbox/sendbox entry with `dataTime + retention ≤ now` (pulls already skip them:
@@ -42,7 +42,7 @@ extension ServerCore {
             let interval = config.expirySweepInterval.nanoseconds / 1_000_000
             let due = max(oldest + rules.retentionMs, now + max(1, interval))
             expiryTimerArmed = true
-            effects.append(.setTimer(.offlineExpiry, after: .milliseconds(due - now)))
+            effect(.setTimer(.offlineExpiry, after: .milliseconds(due - now)))
         }
     }
 

@@ -48,8 +48,8 @@ extension ServerCore {
         let r = store.rooms[roomId]!
         for user in r.memberIds {
             for js in r.member(user)!.sessions {
-                write(js.connection, [.publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_cmd, targetId: roomId,
-                                                             messageId: nextMessageId(js.connection), body: body))])
+                write(js.connection, .publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_cmd, targetId: roomId,
+                                                            messageId: nextMessageId(js.connection), body: body)))
             }
         }
         // … and, with bNotify, an RC:chrmKVNotiMsg in the room (the request's own notification

@@ -95,11 +95,11 @@ extension ServerCore {
     }
 
     mutating func writePuback(_ id: ConnectionID, messageId: UInt16, status: Int32) {
-        write(id, [.puback(Frame.Puback(messageId: messageId, sentTime: 0, status: UInt16(truncatingIfNeeded: status), messageUId: ""))])
+        write(id, .puback(Frame.Puback(messageId: messageId, sentTime: 0, status: UInt16(truncatingIfNeeded: status), messageUId: "")))
     }
 
     mutating func writePuback(_ id: ConnectionID, messageId: UInt16, dataTime: Int64, uid: String) {
-        write(id, [.puback(Frame.Puback(messageId: messageId, sentTime: dataTime, messageUId: uid))])
+        write(id, .puback(Frame.Puback(messageId: messageId, sentTime: dataTime, messageUId: uid)))
     }
 
     // MARK: Private, group
@@ -253,8 +253,8 @@ extension ServerCore {
             for case let c? in slots {
                 let (msgId, s) = nextMessageIdAndDevice(c)
                 if config.delivery == .direct || !m.flags.offline {
-                    write(c, [.publish(Frame.Publish(flags: .atLeastOnce, date: Self.seconds(m.dataTime), topic: .s_msg,
-                                                     targetId: target, messageId: msgId, body: m.downBytes))])
+                    write(c, .publish(Frame.Publish(flags: .atLeastOnce, date: Self.seconds(m.dataTime), topic: .s_msg,
+                                                    targetId: target, messageId: msgId, body: m.downBytes)))
                     if let e = entry { store.users[user]!.inbox.markReceived(e, by: s.deviceIndex) }
                     emit(.fannedOut(messageUId: m.uid, userId: user, deviceId: s.deviceId, c, via: .direct))
                 } else {
@@ -264,8 +264,8 @@ extension ServerCore {
                         n.time = m.dataTime
                         notifyBody = built(n)
                     }
-                    write(c, [.publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_ntf, targetId: user,
-                                                     messageId: msgId, body: notifyBody!))])
+                    write(c, .publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_ntf, targetId: user,
+                                                    messageId: msgId, body: notifyBody!)))
                     emit(.fannedOut(messageUId: m.uid, userId: user, deviceId: s.deviceId, c, via: .notify))
                 }
             }
@@ -313,8 +313,8 @@ extension ServerCore {
             }
             for c in conns {
                 let s = session(of: c)!
-                write(c, [.publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_msg, targetId: target,
-                                                 messageId: nextMessageId(c), body: body))])
+                write(c, .publish(Frame.Publish(flags: .none, date: Self.seconds(now), topic: .s_msg, targetId: target,
+                                                messageId: nextMessageId(c), body: body)))
                 emit(.fannedOut(messageUId: "", userId: user, deviceId: s.deviceId, c, via: .direct))
             }
         }

@@ -55,8 +55,22 @@ public struct StreamDecoder: Sendable {
 
     /// Adds bytes and returns the frames they complete, in order.
     public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> [Frame] {
-        if let f = failure { throw f }
         var frames: [Frame] = []
+        try feed(bytes, into: &frames)
+        return frames
+    }
+
+    /// Adds bytes and appends the frames they complete to `frames`, in order (a caller can reuse
+    /// one array's storage from read to read). Throws as `feed(_:)` does: only when the bytes
+    /// completed no frame.
+    public mutating func feed(_ bytes: [UInt8], into frames: inout [Frame]) throws(WireError) {
+        try bytes.withUnsafeBufferPointer { (buf) throws(WireError) in try feed(buf, into: &frames) }
+    }
+
+    /// Adds bytes and appends the frames they complete to `frames`, in order.
+    public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, into frames: inout [Frame]) throws(WireError) {
+        if let f = failure { throw f }
+        let before = frames.count
         if pending.isEmpty {
             // Fast path: decode straight from the caller's buffer, keep only the incomplete tail.
             let used = decodeFrames(bytes, into: &frames)
@@ -73,8 +87,7 @@ public struct StreamDecoder: Sendable {
                 pending = buf
             }
         }
-        if let f = failure, frames.isEmpty { throw f }
-        return frames
+        if let f = failure, frames.count == before { throw f }
     }
 
     /// Call at the end of the stream: throws `.truncated` if a frame was left incomplete.
@@ -167,7 +180,8 @@ public struct StreamDecoder: Sendable {
             let lenient = lenient
             if flags.qos == .sdkDefault { notes.append(.qos3(offset: base)) }
             var frameNotes: [WireNote] = []
-            defer { notes += frameNotes }
+            // `+=` of nothing still gives a shared empty `notes` a buffer of its own.
+            defer { if !frameNotes.isEmpty { notes += frameNotes } }
             do {
                 let frame: Frame
                 if obfuscated {

@@ -24,7 +24,9 @@ public enum StreamFraming {
                               strings: WireStringEncoding = .cesu8, into out: inout [UInt8]) throws(WireError) {
         let size = try FrameCodec.payloadSize(frame, direction, strings)
         guard size <= maxRemainingLength else { throw .lengthOverflow(offset: 2) }
-        out.reserveCapacity(out.count + 6 + size)
+        // Exact for the first frame of a buffer; doubling when frames share one (one write).
+        let needed = out.count + 6 + size
+        if out.capacity < needed { out.reserveCapacity(out.isEmpty ? needed : max(needed, 2 * out.capacity)) }
         let byte0 = frame.flags.byte0(frame.type)
         out.append(byte0)
         let checksumIndex = out.count
