@@ -86,15 +86,15 @@ import IMWire
     @Test func unreadRowsAtTheEndsOfTimeAreCounted() throws {
         let s = try memoryStore()
         _ = try store(s, incoming("LOW", at: .min, mentioned: true))
-        _ = try store(s, incoming("HIGH", at: .max))
+        _ = try store(s, incoming("HIGH", at: .max - 7))   // the helper adds 7 for receivedTime
         let mine = try s.insertOutgoing(outgoing("hi", at: 5)).messageId
         // A drifted flag, healed by markSent's scan, which must see the row at Int64.min.
         try s.connection.execute("UPDATE conversations SET hasUnreadMentioned = 0")
         _ = try s.markSent(messageId: mine, messageUId: "U", sentTime: 7)
         #expect(try s.conversation(alice)?.hasUnreadMentioned == true)
         let low = try #require(try s.clearUnread(in: alice, upTo: .min).conversation)
-        #expect(low.unreadCount == 1 && !low.hasUnreadMentioned, "only the row at Int64.max is left")
-        let high = try #require(try s.clearUnread(in: alice, upTo: .max - 1).conversation)
+        #expect(low.unreadCount == 1 && !low.hasUnreadMentioned, "only the row near Int64.max is left")
+        let high = try #require(try s.clearUnread(in: alice, upTo: .max - 8).conversation)
         #expect(high.unreadCount == 1)
         let all = try #require(try s.clearUnread(in: alice, upTo: .max).conversation)
         #expect(all.unreadCount == 0 && all.unreadDelta == -1)
