@@ -34,7 +34,7 @@ extension IMStore {
     }
 
     private func loadChatrooms() throws -> [ChatroomState] {
-        try connection.with("SELECT roomId, joinedTime, kvSynced, kvSyncTime FROM chatrooms ORDER BY roomId") { s in
+        try connection.with("SELECT +roomId, +joinedTime, +kvSynced, +kvSyncTime FROM chatrooms ORDER BY roomId") { s in
             var out: [ChatroomState] = []
             while try s.step() { out.append(Self.decodeChatroom(s)) }
             return out
@@ -103,7 +103,7 @@ extension IMStore {
     public func chatroomKV(_ roomId: String) throws -> [ChatroomKVEntry] {
         try read {
             try connection.with("""
-                SELECT key, value, userId, autoDelete, updateTime FROM chatroom_kv WHERE roomId = ?1 ORDER BY key
+                SELECT +key, +value, +userId, +autoDelete, +updateTime FROM chatroom_kv WHERE roomId = ?1 ORDER BY key
                 """) { s in
                 try s.bind(roomId, at: 1)
                 var out: [ChatroomKVEntry] = []
@@ -132,10 +132,7 @@ extension IMStore {
     public func quitChatroom(_ roomId: String) throws -> ChatroomQuitResult {
         try write {
             let key = ConversationKey(.chatroom, roomId)
-            let deleted = try connection.with("""
-                DELETE FROM messages WHERE conversationType = ?1 AND targetId = ?2
-                RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus, messageUId, uidCopy
-                """) { s in
+            let deleted = try connection.with(IndexedSQL.deleteConversationRows) { s in
                 try s.bind(key, at: 1)
                 return try DeletedRow.collect(s)
             }

@@ -73,11 +73,7 @@ extension IMStore {
 
     /// Latest (messageId, sentTime) among the conversation's messages.
     func latestMessage(in key: ConversationKey) throws -> (id: Int64, time: Int64)? {
-        try connection.with("""
-            SELECT +messageId, +sentTime FROM messages
-            WHERE conversationType = ?1 AND targetId = ?2
-            ORDER BY sentTime DESC, messageId DESC LIMIT 1
-            """) { s in
+        try connection.with(IndexedSQL.latestMessage) { s in
             try s.bind(key, at: 1)
             return try s.step() ? (s.int64(0), s.int64(1)) : nil
         }
@@ -87,11 +83,7 @@ extension IMStore {
     /// The bound walks `messages_by_conversation_time` from there instead of the whole
     /// conversation (`Int64.min`: every row).
     func hasUnreadMention(in key: ConversationKey, from: Int64 = .min) throws -> Bool {
-        try connection.with("""
-            SELECT EXISTS (SELECT 1 FROM messages
-                WHERE conversationType = ?1 AND targetId = ?2 AND sentTime >= ?3 AND direction = 2
-                  AND (flags & 6) = 6 AND (receivedStatus & 1) = 0)
-            """) { s in
+        try connection.with(IndexedSQL.hasUnreadMention) { s in
             try s.bind(key, at: 1)
             try s.bind(from, at: 3)
             _ = try s.step()
@@ -101,11 +93,7 @@ extension IMStore {
 
     /// Received, counted, unread rows with sentTime ≥ `from` actually in the table.
     func countUnreadRows(in key: ConversationKey, from: Int64) throws -> Int {
-        try connection.with("""
-            SELECT COUNT(*) FROM messages
-            WHERE conversationType = ?1 AND targetId = ?2 AND sentTime >= ?3 AND direction = 2
-              AND (flags & 2) <> 0 AND (receivedStatus & 1) = 0
-            """) { s in
+        try connection.with(IndexedSQL.countUnreadRows) { s in
             try s.bind(key, at: 1)
             try s.bind(from, at: 3)
             _ = try s.step()

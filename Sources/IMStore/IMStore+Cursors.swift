@@ -8,7 +8,7 @@ extension IMStore {
 
     /// The stored value of the `cursors` row `name` (sync cursors and counters), nil when absent.
     func cursorValue(named name: String) throws -> Int64? {
-        try connection.with("SELECT value FROM cursors WHERE name = ?1") { s in
+        try connection.with("SELECT +value FROM cursors WHERE name = ?1") { s in
             try s.bind(name, at: 1)
             return try s.step() ? s.int64(0) : nil
         }

@@ -11,18 +11,12 @@ extension IMStore {
         try write {
             let deleted: [DeletedRow]
             if recordTime == 0 {
-                deleted = try connection.with("""
-                    DELETE FROM messages WHERE conversationType = ?1 AND targetId = ?2
-                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus, messageUId, uidCopy
-                    """) { s in
+                deleted = try connection.with(IndexedSQL.deleteConversationRows) { s in
                     try s.bind(conversation, at: 1)
                     return try DeletedRow.collect(s)
                 }
             } else {
-                deleted = try connection.with("""
-                    DELETE FROM messages WHERE conversationType = ?1 AND targetId = ?2 AND sentTime <= ?3
-                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus, messageUId, uidCopy
-                    """) { s in
+                deleted = try connection.with(IndexedSQL.deleteConversationRowsUpTo) { s in
                     try s.bind(conversation, at: 1)
                     try s.bind(recordTime, at: 3)
                     return try DeletedRow.collect(s)

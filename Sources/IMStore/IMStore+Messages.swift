@@ -160,7 +160,7 @@ extension IMStore {
     /// row, the next copy number and `markSent`'s other rows (each distinct statement costs every
     /// connection ~40k instructions to prepare; a UId has one row unless dedup was off).
     func rows(withUId uid: String) throws -> [(messageId: Int64, uidCopy: Int64)] {
-        try connection.with("SELECT +messageId, +uidCopy FROM messages WHERE messageUId = ?1 ORDER BY messageId") { s in
+        try connection.with(IndexedSQL.rowsWithUId) { s in
             try s.bind(uid, at: 1)
             var rows: [(messageId: Int64, uidCopy: Int64)] = []
             while try s.step() { rows.append((s.int64(0), s.int64(1))) }

@@ -23,11 +23,7 @@ extension IMStore {
     /// Every row carrying `messageUId` (more than one only with dedup off), ascending messageId.
     public func messages(withUId messageUId: String) throws -> [StoredMessage] {
         try read {
-            try connection.with("""
-                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
-                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
-                FROM messages WHERE messageUId = ?1 ORDER BY messageId
-                """) { s in
+            try connection.with(IndexedSQL.messagesWithUId) { s in
                 try s.bind(messageUId, at: 1)
                 return try MessageRow.decodeAll(s)
             }

@@ -14,12 +14,7 @@ extension IMStore {
             guard sentTime > mark else {
                 return ReadReceiptResult(markedReadMessageIds: [], highWaterMark: mark, advanced: false)
             }
-            let marked = try connection.with("""
-                UPDATE messages SET sentStatus = 50
-                WHERE conversationType = ?1 AND targetId = ?2 AND direction = 1
-                  AND sentStatus IN (30, 40) AND sentTime <= ?3
-                RETURNING messageId
-                """) { s in
+            let marked = try connection.with(IndexedSQL.markOutgoingRead) { s in
                 try s.bind(conversation, at: 1)
                 try s.bind(sentTime, at: 3)
                 return try collectIds(s)
@@ -43,12 +38,7 @@ extension IMStore {
     /// by earlier arithmetic, e.g. bug B14). Used for multi-device read sync too. One transaction.
     public func clearUnread(in conversation: ConversationKey, upTo sentTime: Int64 = .max) throws -> ClearUnreadResult {
         try write {
-            let marked = try connection.with("""
-                UPDATE messages SET receivedStatus = receivedStatus | 1
-                WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
-                  AND sentTime <= ?3 AND (receivedStatus & 1) = 0
-                RETURNING messageId
-                """) { s in
+            let marked = try connection.with(IndexedSQL.markReceivedRead) { s in
                 try s.bind(conversation, at: 1)
                 try s.bind(sentTime, at: 3)
                 return try collectIds(s)

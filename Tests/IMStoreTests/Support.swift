@@ -24,7 +24,7 @@ func incoming(
     ReceivedMessage(
         conversation: conversation, messageUId: uid, senderUserId: sender ?? conversation.targetId,
         direction: direction, objectName: "RC:TxtMsg",
-        content: #"{"content":"\#(text ?? uid ?? "no-uid")"}"#, sentTime: sentTime, receivedTime: sentTime + 7,
+        content: #"{"content":"\#(text ?? uid ?? "no-uid")"}"#, sentTime: sentTime, receivedTime: sentTime <= .max - 7 ? sentTime + 7 : sentTime,
         receivedStatus: status, flags: MessageFlags(persistent: persistent, mentioned: mentioned))
 }
 
