@@ -4,7 +4,7 @@ import IMWire
 // (im-semantics §5; Docs/server.md §2).
 extension ServerCore {
     mutating func handleConnect(_ c: Frame.Connect, on id: ConnectionID, now: Int64) {
-        guard connections[id]!.session == nil else {
+        guard !inPlace(connections.index(forKey: id)!, { $0.hasSession }) else {
             protocolViolation(id, "CONNECT on an open session", now: now)
             return
         }

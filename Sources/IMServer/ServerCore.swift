@@ -254,10 +254,15 @@ public struct ServerCore: Sendable {
             frames.removeAll(keepingCapacity: true)
             receivedFrames = frames
         }
-        for f in frames {
-            guard hasConnection(id) else { return }
-            dispatch(f, on: id, now: now)
+        // Each frame is dispatched where it lies in the array (borrowed, not copied out of it).
+        let open = frames.withUnsafeBufferPointer { buf in
+            for k in buf.indices {
+                guard hasConnection(id) else { return false }
+                dispatch(buf[k], on: id, now: now)
+            }
+            return true
         }
+        guard open else { return }
         if let i = connections.index(forKey: id), let failure = inPlace(i, { $0.decoder.failure }) {
             protocolViolation(id, "\(failure)", now: now)
         }
@@ -357,7 +362,7 @@ public struct ServerCore: Sendable {
             guard let i = connections.index(forKey: id), inPlace(i, { $0.connectDeadlineArmed }) else { return }
             let authenticated = inPlace(i) { c in
                 c.connectDeadlineArmed = false
-                return c.session != nil
+                return c.hasSession
             }
             if !authenticated { endConnection(id, reason: .connectTimeout, now: now, closeTransport: true) }
         case .queryAckRetry(let id, let m):
