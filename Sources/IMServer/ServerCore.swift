@@ -355,7 +355,7 @@ public struct ServerCore: Sendable {
                 endConnection(id, reason: .idleTimeout, now: now, closeTransport: true)
             } else {
                 // Re-armed lazily: bytes only move `lastActivity`, never touch the timer.
-                connections[id]!.idleTimerArmed = true
+                connections.values[i].idleTimerArmed = true
                 effect(.setTimer(.sessionIdle(id), after: .milliseconds(rules.idleTimeoutMs - idle)))
             }
         case .connectDeadline(let id):
