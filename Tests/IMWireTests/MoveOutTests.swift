@@ -37,13 +37,13 @@ struct MoveOutTests {
         var page = RMTPDownStreamMessages()
         page.list = (0..<3).map(Self.message)
         page.syncTime = 5
-        let bytes = try page.serializedBytes() as [UInt8]
+        let bytes = try page.serializedBytes(partial: true) as [UInt8]
         #expect(FastProto.decodeDownStreamMessages(bytes) == page)
-        #expect(FastProto.decodeDownStream(try Self.message(1).serializedBytes()) == Self.message(1))
+        #expect(FastProto.decodeDownStream(try Self.message(1).serializedBytes(partial: true)) == Self.message(1))
         var incomplete = Self.message(2)
         incomplete.clearStatus()
         #expect(FastProto.decodeDownStream(try incomplete.serializedBytes(partial: true)) == nil)
-        #expect(FastProto.decodeDownStreamMessages(try RMTPDownStreamMessages().serializedBytes()) == nil)
+        #expect(FastProto.decodeDownStreamMessages(try RMTPDownStreamMessages().serializedBytes(partial: true)) == nil)
     }
 
     @Test("failed is failure != nil, before and after an error")
