@@ -254,7 +254,8 @@ public struct ServerCore: Sendable {
             frames.removeAll(keepingCapacity: true)
             receivedFrames = frames
         }
-        // Each frame is dispatched where it lies in the array (borrowed, not copied out of it).
+        // Frames read in place; `dispatch` (not inlined, mutating `self`) still receives a copy
+        // of each (performance.md, copies12).
         let open = frames.withUnsafeBufferPointer { buf in
             for k in buf.indices {
                 guard hasConnection(id) else { return false }
