@@ -20,7 +20,7 @@ extension ClientCore {
         guard !roomId.isEmpty, let count = chatroomJoinCount(messageCount) else {
             return out.callback(.chatroomJoinFailed(roomId: roomId, code: IMErrorCode.invalidParameter.rawValue))
         }
-        guard session != nil else {
+        guard hasSession else {
             return out.callback(.chatroomJoinFailed(roomId: roomId, code: ClientErrorCode.notConnected))
         }
         guard !roomCleanupOwed(roomId) else {
@@ -130,12 +130,12 @@ extension ClientCore {
             clearRoomLocally(roomId, operation: "forget chatroom \(roomId)", reportQuit: false)
             out.callback(.chatroomJoinFailed(roomId: roomId, code: code))
         case .rejoin:
-            guard code == IMErrorCode.requestTimeout.rawValue || session == nil else { return roomLost(roomId, code: code) }
+            guard code == IMErrorCode.requestTimeout.rawValue || !hasSession else { return roomLost(roomId, code: code) }
             rooms.update(roomId) {
                 $0.phase = .joined
                 $0.needsRejoin = true
             }
-            if session != nil {
+            if hasSession {
                 // Timed out on a live connection: try again now.
                 out.note(.ignored(input: "joinChrmR \(roomId)", reason: "\(reason) (\(code)); rejoining again"))
                 rejoinChatrooms()
@@ -197,7 +197,7 @@ extension ClientCore {
     }
 
     mutating func quitChatroom(_ roomId: String) {
-        if session != nil {
+        if hasSession {
             var input = RMTPChrmInput()
             input.nothing = 0
             query(.exitChrm, target: roomId, body: built(input), .quit(roomId: roomId))
@@ -256,7 +256,7 @@ extension ClientCore {
         guard q.status == 0 else {
             return chatroomRequestRefused(roomId, what: "chrmPull", status: q.status)
         }
-        let page: RMTPDownStreamMessages
+        var page: RMTPDownStreamMessages
         do {
             page = try q.decodeBody(RMTPDownStreamMessages.self)
         } catch {
@@ -265,8 +265,8 @@ extension ClientCore {
         var items: [IncomingMessage] = []
         items.reserveCapacity(page.list.count)
         let joinCacheBefore = room.joinCache
-        for d in page.list {
-            let m = IncomingMessage(d)
+        for k in page.list.indices {
+            let m = IncomingMessage(page.takeMessage(at: k))
             if m.dataTime < room.cursor {
                 out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation,
                                   reason: "dataTime \(m.dataTime) older than room cursor \(room.cursor)"))

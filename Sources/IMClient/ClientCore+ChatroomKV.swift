@@ -131,7 +131,7 @@ extension ClientCore {
         guard validKey, value.unicodeScalars.count <= 4096 else {
             return out.callback(.chatroomKVResult(roomId: roomId, key: key, error: IMErrorCode.invalidParameter.rawValue))
         }
-        guard session != nil else {
+        guard hasSession else {
             return out.callback(.chatroomKVResult(roomId: roomId, key: key, error: ClientErrorCode.notConnected))
         }
         guard rooms[roomId]?.isJoined == true else {

@@ -37,7 +37,7 @@ extension ClientCore {
         guard (1...200).contains(count), let topic = Topic.history(of: conversation.type) else {
             return out.callback(.remoteHistory(conversation: conversation, messages: [], error: IMErrorCode.invalidParameter.rawValue))
         }
-        guard session != nil else {
+        guard hasSession else {
             return out.callback(.remoteHistory(conversation: conversation, messages: [], error: ClientErrorCode.notConnected))
         }
         var input = RMTPHistoryMsgInput()

@@ -97,7 +97,7 @@ extension ClientCore {
     }
 
     mutating func pollFired() {
-        guard session != nil, let poll = config.pollInterval else { return }
+        guard hasSession, let poll = config.pollInterval else { return }
         out.setTimer(.poll, after: poll)
         if sync.canStartPull { startPull(reason: "poll") }
     }
@@ -127,7 +127,7 @@ extension ClientCore {
             // Timed out on a connection that is still up: what the pull was for (an s_msg dropped
             // while it ran, a notify) is still owed and no other trigger may come — pull again.
             // (A lost connection pulls after the next CONNACK; a refusal is not retried in a loop.)
-            if session != nil, code == IMErrorCode.requestTimeout.rawValue {
+            if hasSession, code == IMErrorCode.requestTimeout.rawValue {
                 startPull(reason: "retry after timeout")
             }
         case .join(let roomId, let kind):

@@ -21,7 +21,7 @@ extension ClientCore {
 
     /// Starts a pull if none runs.
     mutating func startPull(reason: String) {
-        guard session != nil, sync.canStartPull else { return }
+        guard hasSession, sync.canStartPull else { return }
         sendPullRequest()
     }
 
@@ -71,7 +71,7 @@ extension ClientCore {
             syncChange("pullMsg refused with \(q.status)") { $0.pullEnded(synced: false) }
             return
         }
-        let page: RMTPDownStreamMessages
+        var page: RMTPDownStreamMessages
         do {
             page = try q.decodeBody(RMTPDownStreamMessages.self)
         } catch {
@@ -81,8 +81,8 @@ extension ClientCore {
         var items: [IncomingMessage] = []
         items.reserveCapacity(page.list.count)
         var newestSent: Int64?
-        for d in page.list {
-            let m = IncomingMessage(d)
+        for k in page.list.indices {
+            let m = IncomingMessage(page.takeMessage(at: k))
             let cursor: Int64
             if m.direction == .send {
                 newestSent = max(newestSent ?? .min, m.dataTime)

@@ -13,7 +13,7 @@ extension ClientCore {
             out.note(.ignored(input: "recall(\(messageId))", reason: "not a sent own message"))
             return out.callback(.recallResult(messageId: messageId, error: IMErrorCode.invalidParameter.rawValue))
         }
-        guard session != nil else {
+        guard hasSession else {
             return out.callback(.recallResult(messageId: messageId, error: ClientErrorCode.notConnected))
         }
         let target = Self.wireTarget(row.conversation)
@@ -76,7 +76,7 @@ extension ClientCore {
         guard conversation.type == .privateChat else {
             return out.note(.ignored(input: "sendReadReceipt \(conversation)", reason: "private conversations only"))
         }
-        guard session != nil else {
+        guard hasSession else {
             return out.note(.ignored(input: "sendReadReceipt \(conversation)", reason: "not connected"))
         }
         let flags = config.registry.flags(for: ReadNotificationContent.objectName) ?? .command
@@ -100,7 +100,7 @@ extension ClientCore {
             // The user read them: the store is told again at every input until it commits.
             owedClearUnreads.append(OwedClearUnread(conversation: conversation, upTo: time))
         }
-        guard session != nil else { return }
+        guard hasSession else { return }
         var input = RMTPSessionMsgReadInput()
         input.type = RMTPChannelType(conversation.type)
         input.msgTime = time

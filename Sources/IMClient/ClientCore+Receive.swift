@@ -79,7 +79,7 @@ extension ClientCore {
     /// Online-only types (never in the inbox, so no pull returns them) are always accepted and
     /// never move a cursor. B1 accepts during a pull; B3 accepts whenever no pull is in flight
     /// and moves the cursor even when not in sync.
-    mutating func directDelivery(_ m: IncomingMessage, path: String) {
+    mutating func directDelivery(_ m: consuming IncomingMessage, path: String) {
         if m.direction == .send, isOwnDevice(m.clientUniqueId), !ownCopyReceived(m, path: path) { return }
         let offlineType = config.registry.flags(for: m.objectName)?.offline ?? true
         var moveCursor = false
@@ -105,7 +105,9 @@ extension ClientCore {
         if moveCursor {
             if m.direction == .send { sendbox = m.dataTime } else { inbox = m.dataTime }
         }
-        if !deliver([m], hasPackage: false, path: path, inbox: inbox, sendbox: sendbox), offlineType, m.messageUId != nil {
+        let hasUId = m.messageUId != nil
+        // `m` is moved into the one-message array, not copied.
+        if !deliver([m], hasPackage: false, path: path, inbox: inbox, sendbox: sendbox), offlineType, hasUId {
             // Not stored: it must not be skipped over. Out of sync (later s_msg are not taken, so
             // no cursor jumps past it); a pull from the unmoved cursor fetches it again.
             pullAfterStoreFailure = true
@@ -221,29 +223,29 @@ extension ClientCore {
                     let results = try store.storeReceived(run.map(\.message))
                     for (k, r) in results.enumerated() {
                         let msg = run[k].message
-                        let m = items[run[k].index]
+                        let dataTime = items[run[k].index].dataTime
                         out.note(.stored(messageId: r.messageId, messageUId: msg.messageUId, conversation: msg.conversation,
                                          sentTime: msg.sentTime, direction: msg.direction, isNew: r.isNew))
                         left -= 1
                         guard r.isNew else { continue }     // a dedup hit (messageUIdDedup): not shown again
                         out.callback(.received(ReceiveKind.row(msg, messageId: r.messageId), left: left,
-                                               offline: m.dataTime < offlineBefore, hasPackage: hasPackage))
+                                               offline: dataTime < offlineBefore, hasPackage: hasPackage))
                     }
                     run.removeAll(keepingCapacity: true)
                 }
-                for (i, m) in items.enumerated() {
+                for i in items.indices {
                     switch kinds[i] {
                     case .stored(let flags):
-                        run.append((ReceiveKind.received(m, flags: flags, localTime: now.milliseconds), i))
+                        run.append((ReceiveKind.received(items[i], flags: flags, localTime: now.milliseconds), i))
                     case .transient:
                         try flush()
                         left -= 1
-                        let r = ReceiveKind.received(m, flags: [], localTime: now.milliseconds)
+                        let r = ReceiveKind.received(items[i], flags: [], localTime: now.milliseconds)
                         out.callback(.received(ReceiveKind.row(r, messageId: 0), left: left,
-                                               offline: m.dataTime < offlineBefore, hasPackage: hasPackage))
+                                               offline: items[i].dataTime < offlineBefore, hasPackage: hasPackage))
                     case .command(let command):
                         try flush()
-                        try apply(command, m)
+                        try apply(command, items[i])
                     }
                 }
                 try flush()

@@ -30,7 +30,7 @@ extension ClientCore {
         }
         if flags.isStatus { return sendStatus(to: conversation, objectName: objectName, content: content) }
 
-        let connected = session != nil
+        let connected = hasSession
         var send = OutgoingSend(messageId: 0, clientUniqueId: 0, conversation: conversation, objectName: objectName,
                                 localTime: now.milliseconds)
         do {
@@ -79,7 +79,7 @@ extension ClientCore {
             out.note(.ignored(input: "resend(\(messageId))", reason: "not a FAILED own message"))
             return
         }
-        guard session != nil else {
+        guard hasSession else {
             out.callback(.sendResult(messageId: messageId, messageUId: nil, sentTime: 0, error: ClientErrorCode.notConnected))
             return
         }
@@ -129,7 +129,7 @@ extension ClientCore {
     /// reported at once (messageId 0). A typing status within 6 s of the last one to the same
     /// conversation is skipped silently, as the SDK does.
     private mutating func sendStatus(to conversation: ConversationKey, objectName: String, content: String) {
-        guard session != nil, let topic = Topic.send(to: conversation.type, status: true) else {
+        guard hasSession, let topic = Topic.send(to: conversation.type, status: true) else {
             out.callback(.sendResult(messageId: 0, messageUId: nil, sentTime: 0, error: ClientErrorCode.notConnected))
             return
         }

@@ -104,7 +104,9 @@ public struct ClientCore {
     /// The last connection status reported to the app.
     public var connectionStatus: ConnectionStatus? { link.reportedStatus }
     /// A session is up (CONNACK accepted, not lost since).
-    public var isConnected: Bool { session != nil }
+    public var isConnected: Bool { hasSession }
+    /// `session != nil` without copying the session out of the optional (a tag test).
+    var hasSession: Bool { if case .some = session { true } else { false } }
     /// Position in the reconnect schedule of the next delay.
     public var reconnectBackoffIndex: Int { link.state.call?.backoffIndex ?? 0 }
     /// The inbox sync's state (`offline`, `linkCheck`, `pulling`, `idle`, `inSync`).
@@ -251,10 +253,13 @@ public struct ClientCore {
             process(link.protocolError("\(error)", &out))
             return
         }
-        for frame in frames {
-            // A frame may end the connection (DISCONNECT, a refused CONNACK): drop the rest.
-            guard link.state.hasTransport else { break }
-            handle(frame)
+        // Each frame is handled where it lies in the array (borrowed, not copied out of it).
+        frames.withUnsafeBufferPointer { buf in
+            for k in buf.indices {
+                // A frame may end the connection (DISCONNECT, a refused CONNACK): drop the rest.
+                guard link.state.hasTransport else { break }
+                handle(buf[k])
+            }
         }
         frames.removeAll(keepingCapacity: true)
         receivedFrames = frames
@@ -271,14 +276,14 @@ public struct ClientCore {
             process(link.pingResponse(&out))
         case .disconnect(let d):
             process(link.disconnectReceived(d, &out))
-        case .publish(let p) where session != nil:
+        case .publish(let p) where hasSession:
             publishReceived(p)
-        case .puback(let a) where session != nil:
+        case .puback(let a) where hasSession:
             pubackReceived(a)
-        case .queryAck(let q) where session != nil:
+        case .queryAck(let q) where hasSession:
             queryAckReceived(q)
         default:
-            out.note(.ignored(input: "\(frame.type)", reason: session == nil ? "no session" : "not expected from the server"))
+            out.note(.ignored(input: "\(frame.type)", reason: !hasSession ? "no session" : "not expected from the server"))
         }
     }
 

@@ -23,6 +23,8 @@ struct Connection: Sendable {
     var decoder: StreamDecoder
     /// nil until CONNECT is accepted.
     var session: Session?
+    /// `session != nil` as a tag test (`==` on `Session?` copies both sides into a tuple).
+    var hasSession: Bool { if case .some = session { true } else { false } }
     /// Server ms of the last bytes received (the idle timer is re-armed lazily from it).
     var lastActivity: Int64
     var idleTimerArmed = false

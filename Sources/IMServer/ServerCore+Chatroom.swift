@@ -123,7 +123,7 @@ extension ServerCore {
         store.rooms[roomId]!.lastActivity = now
         store.rooms[roomId]!.deviceJoinedAt[s.deviceId] = now
         SortedStrings.insert(roomId, into: &store.userRooms[s.userId, default: []])
-        SortedStrings.insert(roomId, into: &connections[id]!.rooms)
+        SortedStrings.insert(roomId, into: &connections.values[connections.index(forKey: id)!].rooms)
         emit(.chatroomJoined(roomId: roomId, userId: s.userId, deviceId: s.deviceId))
         var out = RMTPChrmOutput()
         out.nothing = 0
@@ -145,7 +145,7 @@ extension ServerCore {
     mutating func removeMember(room roomId: String, user: String, reason: ChatroomLeaveReason, now: Int64) {
         guard let m = store.rooms[roomId]?.remove(user) else { return }
         for s in m.sessions where hasConnection(s.connection) {
-            SortedStrings.remove(roomId, from: &connections[s.connection]!.rooms)
+            SortedStrings.remove(roomId, from: &connections.values[connections.index(forKey: s.connection)!].rooms)
         }
         if var rooms = store.userRooms[user] {
             SortedStrings.remove(roomId, from: &rooms)

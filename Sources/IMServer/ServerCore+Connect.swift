@@ -4,12 +4,12 @@ import IMWire
 // (im-semantics §5; Docs/server.md §2).
 extension ServerCore {
     mutating func handleConnect(_ c: Frame.Connect, on id: ConnectionID, now: Int64) {
-        guard connections[id]!.session == nil else {
+        guard !inPlace(connections.index(forKey: id)!, { $0.hasSession }) else {
             protocolViolation(id, "CONNECT on an open session", now: now)
             return
         }
-        if connections[id]!.connectDeadlineArmed {
-            connections[id]!.connectDeadlineArmed = false
+        if inPlace(connections.index(forKey: id)!, { $0.connectDeadlineArmed }) {
+            connections.values[connections.index(forKey: id)!].connectDeadlineArmed = false
             effect(.cancelTimer(.connectDeadline(id)))
         }
         guard c.protocolName == Frame.Connect.rcloudProtocolName, c.protocolVersion == Frame.Connect.rcloudProtocolVersion else {
@@ -67,7 +67,7 @@ extension ServerCore {
         let deviceIndex = registerDevice(userId: userId, deviceId: deviceId, now: now)
         let session = Session(userId: userId, deviceId: deviceId, platform: platform, sessionId: sessionId,
                               deviceIndex: deviceIndex, openedAt: now)
-        connections[id]!.session = session
+        connections.values[connections.index(forKey: id)!].session = session
         online[userId, default: OnlineUser()].slots[platform.rank] = id
         emit(.sessionOpened(id, userId: userId, deviceId: deviceId, platform: platform, sessionId: sessionId))
         write(id, .connack(Frame.Connack(status: .accepted, session: .init(userId: userId, sessionId: sessionId, timestamp: now))))

@@ -254,10 +254,16 @@ public struct ServerCore: Sendable {
             frames.removeAll(keepingCapacity: true)
             receivedFrames = frames
         }
-        for f in frames {
-            guard hasConnection(id) else { return }
-            dispatch(f, on: id, now: now)
+        // Frames read in place; `dispatch` (not inlined, mutating `self`) still receives a copy
+        // of each (performance.md, copies12).
+        let open = frames.withUnsafeBufferPointer { buf in
+            for k in buf.indices {
+                guard hasConnection(id) else { return false }
+                dispatch(buf[k], on: id, now: now)
+            }
+            return true
         }
+        guard open else { return }
         if let i = connections.index(forKey: id), let failure = inPlace(i, { $0.decoder.failure }) {
             protocolViolation(id, "\(failure)", now: now)
         }
@@ -350,14 +356,14 @@ public struct ServerCore: Sendable {
                 endConnection(id, reason: .idleTimeout, now: now, closeTransport: true)
             } else {
                 // Re-armed lazily: bytes only move `lastActivity`, never touch the timer.
-                connections[id]!.idleTimerArmed = true
+                connections.values[i].idleTimerArmed = true
                 effect(.setTimer(.sessionIdle(id), after: .milliseconds(rules.idleTimeoutMs - idle)))
             }
         case .connectDeadline(let id):
             guard let i = connections.index(forKey: id), inPlace(i, { $0.connectDeadlineArmed }) else { return }
             let authenticated = inPlace(i) { c in
                 c.connectDeadlineArmed = false
-                return c.session != nil
+                return c.hasSession
             }
             if !authenticated { endConnection(id, reason: .connectTimeout, now: now, closeTransport: true) }
         case .queryAckRetry(let id, let m):

@@ -198,7 +198,8 @@ package enum FastProto {
                 default: return nil
                 }
             }
-            return m.hasSyncTime ? m : nil
+            guard m.hasSyncTime else { return nil }
+            return m
         }
     }
 
@@ -266,7 +267,8 @@ package enum FastProto {
                 default: return nil
                 }
             }
-            return m.hasSessionID && m.hasClassname && m.hasContent ? m : nil
+            guard m.hasSessionID && m.hasClassname && m.hasContent else { return nil }
+            return m
         }
 
         mutating func downStream() -> RMTPDownStreamMessage? {
@@ -291,7 +293,8 @@ package enum FastProto {
                 default: return nil
                 }
             }
-            return downStreamComplete(m) ? m : nil
+            guard downStreamComplete(m) else { return nil }
+            return m
         }
 
         func downStreamComplete(_ m: RMTPDownStreamMessage) -> Bool {

@@ -336,3 +336,14 @@ extension RMTPDownStreamMessage {
     /// such as 12, is kept as that number). A non-positive number is no type: private, as before.
     public var conversationType: ConversationType { ConversationType(rawValue: type) ?? .privateChat }
 }
+
+extension RMTPDownStreamMessages {
+    /// Moves message `k` out of the page, an empty message left in its place: a decoded page
+    /// hands its messages on without copying each (its strings and data: a dozen retains, and
+    /// as many releases when the page goes).
+    package mutating func takeMessage(at k: Int) -> RMTPDownStreamMessage {
+        var d = RMTPDownStreamMessage()
+        swap(&d, &list[k])
+        return d
+    }
+}

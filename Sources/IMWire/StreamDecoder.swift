@@ -21,6 +21,8 @@ public struct StreamDecoder: Sendable {
     public let obfuscated: Bool
     /// The error that ended this stream, if any.
     public private(set) var failure: WireError?
+    /// `failure != nil` as a tag test: `==` on `WireError?` copies both sides into a tuple.
+    @inline(__always) var failed: Bool { if case .some = failure { true } else { false } }
     /// Bytes consumed by complete frames so far (= stream offset of the next frame's byte0).
     public private(set) var consumedByteCount: Int = 0
     /// Frames decoded so far.
@@ -74,7 +76,7 @@ public struct StreamDecoder: Sendable {
         if pending.isEmpty {
             // Fast path: decode straight from the caller's buffer, keep only the incomplete tail.
             let used = decodeFrames(bytes, into: &frames)
-            if failure == nil, used < bytes.count {
+            if !failed, used < bytes.count {
                 pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[used...]))
             }
         } else {
@@ -82,7 +84,7 @@ public struct StreamDecoder: Sendable {
             pending = []
             buf.append(contentsOf: bytes)
             let used = buf.withUnsafeBufferPointer { decodeFrames($0, into: &frames) }
-            if failure == nil {
+            if !failed {
                 if used > 0 { buf.removeFirst(used) }
                 pending = buf
             }

@@ -105,6 +105,10 @@ struct ConnectionStateMachine: Sendable {
     /// The last connection status reported to the app (reported only on change).
     private(set) var reportedStatus: ConnectionStatus?
     private var backgroundCloseArmed = false
+    /// A PINGREQ is outstanding on the connected session (heartbeat or the link check before the
+    /// first pull). Kept here, not in `ConnectedState`, so a ping flips a flag instead of copying
+    /// the state out of the enum and back; false in every other state (reset on each transition).
+    private(set) var pingOutstanding = false
 
     init(settings: Settings) {
         self.settings = settings
@@ -210,12 +214,11 @@ struct ConnectionStateMachine: Sendable {
     }
 
     mutating func pingResponse(_ out: inout EffectBuffer) -> [LinkEvent] {
-        guard case .connected(var s) = state, s.pingOutstanding else {
+        guard case .connected = state, pingOutstanding else {
             out.note(.ignored(input: "PINGRESP", reason: "no PINGREQ outstanding"))
             return []
         }
-        s.pingOutstanding = false
-        state = .connected(s)
+        pingOutstanding = false
         out.cancelTimer(.pingTimeout)
         out.setTimer(.heartbeat, after: settings.heartbeatInterval)
         return [.pongReceived]
@@ -223,9 +226,8 @@ struct ConnectionStateMachine: Sendable {
 
     /// Sends a PINGREQ now (heartbeat, or the web SDK's link check before the first pull).
     mutating func ping(_ out: inout EffectBuffer) -> [LinkEvent] {
-        guard case .connected(var s) = state, !s.pingOutstanding else { return [] }
-        s.pingOutstanding = true
-        state = .connected(s)
+        guard case .connected = state, !pingOutstanding else { return [] }
+        pingOutstanding = true
         out.setTimer(.pingTimeout, after: settings.pingTimeout)
         return [.sendPing]
     }
@@ -240,7 +242,7 @@ struct ConnectionStateMachine: Sendable {
             return fail(s.call, .connackTimeout, closeTransport: true, cancelTimers: false, &out)
         case (.heartbeat, .connected):
             return ping(&out)
-        case (.pingTimeout, .connected(let s)) where s.pingOutstanding:
+        case (.pingTimeout, .connected(let s)) where pingOutstanding:
             return fail(s.call, .pingTimeout, closeTransport: true, &out)
         case (.reconnect, .reconnectWait(let s)):
             return startAttempt(s.call, reason: "reconnect timer (\(s.delay))", &out)
@@ -447,17 +449,18 @@ struct ConnectionStateMachine: Sendable {
         switch state {
         case .opening, .awaitingConnack:
             out.cancelTimer(.connackTimeout)
-        case .connected(let s):
+        case .connected:
             out.cancelTimer(.heartbeat)
-            if s.pingOutstanding { out.cancelTimer(.pingTimeout) }
+            if pingOutstanding { out.cancelTimer(.pingTimeout) }
         default:
             break
         }
     }
 
-    private mutating func transition(to new: State, reason: String, _ out: inout EffectBuffer) {
+    private mutating func transition(to new: consuming State, reason: String, _ out: inout EffectBuffer) {
         out.note(.state(from: state.name, to: new.name, reason: reason))
         state = new
+        pingOutstanding = false
     }
 
     private mutating func report(_ status: ConnectionStatus, _ out: inout EffectBuffer) {

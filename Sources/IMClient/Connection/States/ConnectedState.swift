@@ -8,8 +8,6 @@ struct ConnectedState: Sendable, Hashable {
     var sessionId: String
     /// Server ms time of the CONNACK: messages with an older dataTime are flagged `offline`.
     var sessionTimestamp: Int64
-    /// A PINGREQ is outstanding (heartbeat or the link check before the first pull).
-    var pingOutstanding = false
 
     init(_ awaiting: AwaitingConnackState, session: Frame.Connack.Session?, fallbackUserId: String) {
         call = awaiting.call
