@@ -238,8 +238,8 @@ final class Network {
     }
 
     private func scheduleDelivery(_ c: Int, toServer: Bool) {
-        let pipe = toServer ? connections[c].up : connections[c].down
-        guard let at = pipe.headArrival else { return }
+        // Read in place: a copy of the Pipe costs a retain/release pair per delivery.
+        guard let at = toServer ? connections[c].up.headArrival : connections[c].down.headArrival else { return }
         let target = toServer ? serverNode : node(connections[c].device)
         kernel.schedule(.deliver(connection: UInt32(c), toServer: toServer), to: target, at: max(at, now))
     }
@@ -325,10 +325,10 @@ final class Network {
     /// delivery was scheduled after the FIN, which was scheduled at the last segment's arrival)
     /// or held by a partition — the FIN is put back behind them and true is returned.
     private func finWaits(_ c: Int, toServer: Bool) -> Bool {
-        let pipe = toServer ? connections[c].up : connections[c].down
-        guard !pipe.isEmpty else { return false }
+        guard !(toServer ? connections[c].up.isEmpty : connections[c].down.isEmpty) else { return false }
+        let last = toServer ? connections[c].up.lastArrival : connections[c].down.lastArrival
         kernel.schedule(.closeNotice(connection: UInt32(c), toServer: toServer, reason: .closedByPeer),
-                        to: toServer ? serverNode : node(connections[c].device), at: max(now, pipe.lastArrival))
+                        to: toServer ? serverNode : node(connections[c].device), at: max(now, last))
         return true
     }
 
