@@ -8,7 +8,7 @@ extension World {
     func clientInput(_ d: Int, _ input: ClientInput) {
         guard devices[d].core != nil else { return }
         let local = devices[d].clock.wallMs(at: sim.now)
-        for o in observers { o.world(self, device: d, input: input, localMs: local) }
+        forEachObserver { $0.world(self, device: d, input: input, localMs: local) }
         let effects = devices[d].core!.handle(input, now: DeviceTime(milliseconds: local))
         applyClientEffects(effects, device: d)
         runPendingAppCalls()
@@ -41,7 +41,7 @@ extension World {
             }
         }, {
             let applied = AppliedClientEffects(effects, openedConnections: opened)
-            for o in observers { o.world(self, device: d, applied: applied) }
+            forEachObserver { $0.world(self, device: d, applied: applied) }
         })
         // After publishing: a trace checkpoint written among these effects' records holds the
         // digest from before them (trace format 1). Nothing else folds while effects are applied.

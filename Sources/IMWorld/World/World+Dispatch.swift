@@ -34,7 +34,7 @@ extension World {
     func node(_ d: Int) -> NodeID { NodeID(UInt32(d)) }
 
     func dispatch(_ event: SimEvent<WorldEvent>) {
-        for o in observers { o.world(self, dispatching: event) }
+        forEachObserver { $0.world(self, dispatching: event) }
         switch event.payload {
         case .appStart(let d):
             appStart(Int(d))

@@ -5,7 +5,7 @@ import SimKernel
 extension World {
     func serverInput(_ input: ServerInput) {
         let ms = server.clock.ms(at: sim.now)
-        for o in observers { o.world(self, serverInput: input, serverMs: ms) }
+        forEachObserver { $0.world(self, serverInput: input, serverMs: ms) }
         let effects = server.core.handle(input, now: ms)
         applyServerEffects(effects)
     }
@@ -30,7 +30,7 @@ extension World {
             }
         }, {
             let applied = AppliedServerEffects(effects)
-            for o in observers { o.world(self, serverApplied: applied) }
+            forEachObserver { $0.world(self, serverApplied: applied) }
         })
     }
 

@@ -22,7 +22,13 @@ public final class World {
     @exclusivity(unchecked) var server: ServerHost
     /// The links and connections between the devices and the server.
     let network: Network
-    @exclusivity(unchecked) var observers: [any WorldObserver] = []
+    @exclusivity(unchecked) private(set) var observers: [any WorldObserver] = []
+    /// `observers` again, boxed and read without retaining (`forEachObserver`): a loop over an
+    /// array of existentials retains and releases each observer per fact (~4.5 M pairs an hour).
+    @exclusivity(unchecked) private var observerRefs = UnsafeMutableBufferPointer<Unmanaged<ObserverBox>>(start: nil, count: 0)
+    /// Owns the boxes; old `observerRefs` buffers are freed with the world (a loop may hold one).
+    private var observerBoxes: [ObserverBox] = []
+    private var retiredObserverRefs: [UnsafeMutableBufferPointer<Unmanaged<ObserverBox>>] = []
     /// The world's own counters; the network's are `network.stats` (`stats` joins them).
     @exclusivity(unchecked) var counters = WorldStats()
 
@@ -202,6 +208,21 @@ public final class World {
         let stage = o.stage
         let at = observers.firstIndex { $0.stage > stage } ?? observers.endIndex
         observers.insert(o, at: at)
+        observerBoxes.insert(ObserverBox(o), at: at)
+        retiredObserverRefs.append(observerRefs)
+        observerRefs = .allocate(capacity: observerBoxes.count)
+        _ = observerRefs.initialize(from: observerBoxes.map { Unmanaged.passUnretained($0) })
+    }
+
+    deinit {
+        observerRefs.deallocate()
+        for r in retiredObserverRefs { r.deallocate() }
+    }
+
+    /// Calls `body` with each observer in order, retaining none (`observerBoxes` keeps them).
+    @inline(__always)
+    func forEachObserver(_ body: (any WorldObserver) -> Void) {
+        for r in observerRefs { r._withUnsafeGuaranteedRef { body($0.observer) } }
     }
 
     // MARK: - Read-only views
@@ -265,7 +286,7 @@ public final class World {
         guard phase != .finished else { return }
         phase = .finished
         note(.phase(.finished))
-        for o in observers { o.worldDidFinish(self) }
+        forEachObserver { $0.worldDidFinish(self) }
     }
 
     /// Asks the kernel to stop after the current event (oracles use it on a violation).
@@ -280,7 +301,7 @@ public final class World {
 
     func note(_ n: WorldNote) {
         if applying > 0 { deferredNotes.append(n); return }
-        for o in observers { o.world(self, note: n) }
+        forEachObserver { $0.world(self, note: n) }
     }
 
     /// Applies a core's effects with `apply`, then publishes them with `publish`, then the notes
@@ -312,4 +333,10 @@ public struct WorldStats: Sendable, Equatable, Codable {
     public var appKills = 0
     public var serverCrashes = 0
     public init() {}
+}
+
+/// An observer behind a class reference, so the per-fact loops can borrow it (`Unmanaged`).
+final class ObserverBox {
+    let observer: any WorldObserver
+    init(_ observer: any WorldObserver) { self.observer = observer }
 }
