@@ -18,6 +18,7 @@ extension World {
     /// then folds what the app was told into the digest.
     func applyClientEffects(_ effects: [ClientEffect], device d: Int) {
         var opened: [ConnectionID] = []
+        var callbacks = 0
         applyThenPublish({
             for effect in effects {
                 switch effect {
@@ -39,17 +40,19 @@ extension World {
                 case .cancelTimer(let timer):
                     if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
                 case .callback(let cb):
+                    callbacks += 1
                     appCallback(cb, device: d)
                 case .note:
                     break
                 }
             }
         }, {
-            let applied = AppliedClientEffects(effects, openedConnections: opened)
+            let applied = AppliedClientEffects(effects, openedConnections: opened, callbackCount: callbacks)
             forEachObserver { $0.world(self, device: d, applied: applied) }
         })
         // After publishing: a trace checkpoint written among these effects' records holds the
         // digest from before them (trace format 1). Nothing else folds while effects are applied.
+        guard callbacks > 0 else { return }
         for case .callback(let cb) in effects {
             sim.foldIntoDigest(UInt64(d) << 32 | 0xCA11)
             sim.foldIntoDigest(Self.digestKey(cb))

@@ -59,10 +59,21 @@ public struct AppliedClientEffects: RandomAccessCollection, Sendable {
     /// The connection each `openConnection` effect opened, in effect order (the world numbers
     /// connections as it opens them).
     public let openedConnections: [ConnectionID]
+    /// How many of `effects` are app callbacks: most inputs cause none, and an observer that
+    /// only looks at callbacks skips the loop (copying each effect costs a retain/release).
+    public let callbackCount: Int
 
     public init(_ effects: [ClientEffect], openedConnections: [ConnectionID] = []) {
+        var callbacks = 0
+        for case .callback in effects { callbacks += 1 }
+        self.init(effects, openedConnections: openedConnections, callbackCount: callbacks)
+    }
+
+    /// The world counts the callbacks as it applies them.
+    init(_ effects: [ClientEffect], openedConnections: [ConnectionID], callbackCount: Int) {
         self.effects = effects
         self.openedConnections = openedConnections
+        self.callbackCount = callbackCount
     }
 
     @inlinable public var startIndex: Int { 0 }
