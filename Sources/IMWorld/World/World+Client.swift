@@ -29,14 +29,9 @@ extension World {
                 case .closeConnection:
                     network.close(device: d)
                 case .setTimer(let timer, let after):
+                    if let old = devices[d].timers[timer] { sim.cancel(old) }
                     let delay = devices[d].clock.simDuration(forLocal: after)
-                    // A re-armed timer (the common case) costs one hash lookup, not two.
-                    if let i = devices[d].timers.index(forKey: timer) {
-                        sim.cancel(devices[d].timers.values[i])
-                        devices[d].timers.values[i] = sim.schedule(.clientTimer(device: Int32(d), timer), to: node(d), after: delay)
-                    } else {
-                        devices[d].timers[timer] = sim.schedule(.clientTimer(device: Int32(d), timer), to: node(d), after: delay)
-                    }
+                    devices[d].timers[timer] = sim.schedule(.clientTimer(device: Int32(d), timer), to: node(d), after: delay)
                 case .cancelTimer(let timer):
                     if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
                 case .callback(let cb):

@@ -20,13 +20,8 @@ extension World {
                 case .close(let conn):
                     network.close(server: conn)
                 case .setTimer(let timer, let after):
-                    // A re-armed timer (the common case) costs one hash lookup, not two.
-                    if let i = server.timers.index(forKey: timer) {
-                        sim.cancel(server.timers.values[i])
-                        server.timers.values[i] = sim.schedule(.serverTimer(timer), to: serverNode, after: after)
-                    } else {
-                        server.timers[timer] = sim.schedule(.serverTimer(timer), to: serverNode, after: after)
-                    }
+                    if let old = server.timers[timer] { sim.cancel(old) }
+                    server.timers[timer] = sim.schedule(.serverTimer(timer), to: serverNode, after: after)
                 case .cancelTimer(let timer):
                     if let old = server.timers.removeValue(forKey: timer) { sim.cancel(old) }
                 case .event:
