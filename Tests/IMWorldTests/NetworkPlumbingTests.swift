@@ -97,14 +97,14 @@ import Testing
         #expect(log.lines == Array(repeating: ["j", "w1", "w2"], count: log.lines.count / 3).flatMap { $0 })
         let before = log.lines.count
         world.addObserver(Heard("j2", .judge, log))
-        world.run(until: SimTime.zero + .seconds(10))
+        world.run(until: SimTime.zero + .seconds(100))
         let after = Array(log.lines[before...])
         #expect(!after.isEmpty && after.count % 4 == 0)
         #expect(after == Array(repeating: ["j", "j2", "w1", "w2"], count: after.count / 4).flatMap { $0 })
     }
 
-    /// A re-armed timer replaces the pending one: only the last arming fires.
-    @Test func aReArmedTimerFiresOnceAtItsLastTime() throws {
+    /// A re-armed timer replaces the pending one (one event pending, the last one).
+    @Test func aReArmedTimerReplacesThePendingOne() throws {
         let world = try World(scenario: pair(), seed: 1)
         world.run(until: SimTime.zero + .seconds(5))
         let pending = world.sim.pendingCount
@@ -119,5 +119,33 @@ import Testing
         #expect(world.sim.pendingCount == pending + 2 - clientHad - serverHad)
         let sid = try #require(world.server.timers[.offlineExpiry])
         #expect(world.sim.isPending(sid))
+    }
+
+    final class CountCheck: WorldObserver {
+        var inputs = 0, callbacks = 0, events = 0, wrong = 0
+        func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
+            inputs += 1
+            var n = 0
+            for case .callback in effects { n += 1 }
+            callbacks += n
+            if n != effects.callbackCount || AppliedClientEffects(effects.effects).callbackCount != n { wrong += 1 }
+        }
+        func world(_ world: World, serverApplied effects: AppliedServerEffects) {
+            var n = 0
+            for case .event in effects { n += 1 }
+            events += n
+            if n != effects.eventCount || AppliedServerEffects(effects.effects).eventCount != n { wrong += 1 }
+        }
+    }
+
+    /// The callback and event counts the world hands observers are those of the effects.
+    @Test func appliedEffectsCountTheirCallbacksAndEvents() throws {
+        let s = try pair(#", "script": [{"at": "5s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "hi"}]"#)
+        let world = try World(scenario: s, seed: 1)
+        let check = CountCheck()
+        world.addObserver(check)
+        world.run(until: SimTime.zero + .seconds(30))
+        #expect(check.inputs > 0 && check.callbacks > 0 && check.events > 0)
+        #expect(check.wrong == 0)
     }
 }

@@ -36,6 +36,7 @@ public final class RunStatistics: WorldObserver {
     }
 
     public func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
+        guard serverEffects.eventCount > 0 else { return }
         for case .event(let e) in serverEffects {
             switch e {
             case .messageAccepted(let m):

@@ -12,6 +12,7 @@ extension World {
 
     /// Applies the effects, then tells observers what was applied.
     func applyServerEffects(_ effects: [ServerEffect]) {
+        var events = 0
         applyThenPublish({
             for effect in effects {
                 switch effect {
@@ -25,11 +26,11 @@ extension World {
                 case .cancelTimer(let timer):
                     if let old = server.timers.removeValue(forKey: timer) { sim.cancel(old) }
                 case .event:
-                    break
+                    events += 1
                 }
             }
         }, {
-            let applied = AppliedServerEffects(effects)
+            let applied = AppliedServerEffects(effects, eventCount: events)
             forEachObserver { $0.world(self, serverApplied: applied) }
         })
     }

@@ -86,8 +86,21 @@ public struct AppliedClientEffects: RandomAccessCollection, Sendable {
 /// `messageAccepted` with `AcceptedMessage.droppedForEveryone` set.
 public struct AppliedServerEffects: RandomAccessCollection, Sendable {
     public let effects: [ServerEffect]
+    /// How many of `effects` are `.event`s (an observer that only counts events skips the loop
+    /// when there are none).
+    public let eventCount: Int
 
-    public init(_ effects: [ServerEffect]) { self.effects = effects }
+    public init(_ effects: [ServerEffect]) {
+        var events = 0
+        for case .event in effects { events += 1 }
+        self.init(effects, eventCount: events)
+    }
+
+    /// The world counts the events as it applies the effects.
+    init(_ effects: [ServerEffect], eventCount: Int) {
+        self.effects = effects
+        self.eventCount = eventCount
+    }
 
     @inlinable public var startIndex: Int { 0 }
     @inlinable public var endIndex: Int { effects.count }
