@@ -69,9 +69,14 @@ struct Pipe {
     mutating func takeDue(now: SimTime) -> [UInt8] {
         var out: [UInt8] = []
         while head < tail, slots[head].arrival <= now {
-            if out.isEmpty { out = slots[head].bytes } else { out.append(contentsOf: slots[head].bytes) }
             bytesQueued -= slots[head].bytes.count
-            slots[head].bytes = []
+            if out.isEmpty {
+                // Moved out, not copied: no retain/release pair per read.
+                swap(&out, &slots[head].bytes)
+            } else {
+                out.append(contentsOf: slots[head].bytes)
+                slots[head].bytes = []
+            }
             head += 1
         }
         if head == tail {
