@@ -62,21 +62,20 @@ enum ReceiveKind {
 
     /// Classifies by objectName (commands) and the wire status word (persisted / counted /
     /// mentioned). Chatroom messages are never counted: the SDK keeps no unread for rooms.
-    static func of(_ m: IncomingMessage) -> ReceiveKind {
-        var bytes: [UInt8] { m.down.contentBytes }
+    static func of(_ m: borrowing IncomingMessage) -> ReceiveKind {
         switch m.objectName {
         case RecallCommandContent.objectName:
-            if case .recallCommand(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: bytes) {
+            if case .recallCommand(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: m.down.contentBytes) {
                 return .command(.recall(c))
             }
             return .command(.ignored("malformed RC:RcCmd"))
         case ReadNotificationContent.objectName:
-            if case .readNotification(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: bytes) {
+            if case .readNotification(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: m.down.contentBytes) {
                 return .command(.readReceipt(c))
             }
             return .command(.ignored("malformed RC:ReadNtf"))
         case SyncReadStatusContent.objectName:
-            if case .syncReadStatus(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: bytes) {
+            if case .syncReadStatus(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: m.down.contentBytes) {
                 return .command(.syncReadStatus(c))
             }
             return .command(.ignored("malformed RC:SRSMsg"))
@@ -95,7 +94,7 @@ enum ReceiveKind {
     }
 
     /// The row to store for `m`.
-    static func received(_ m: IncomingMessage, flags: MessageFlags, localTime: Int64) -> ReceivedMessage {
+    static func received(_ m: borrowing IncomingMessage, flags: MessageFlags, localTime: Int64) -> ReceivedMessage {
         var status: ReceivedStatus = .unread
         if m.down.statusFlags.contains(.receivedByOtherDevice) { status.insert(.retrieved) }
         return ReceivedMessage(
