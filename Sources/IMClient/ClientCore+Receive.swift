@@ -193,7 +193,7 @@ extension ClientCore {
         let kinds = items.withUnsafeBufferPointer { buf in
             var kinds: [ReceiveKind] = []
             kinds.reserveCapacity(buf.count)
-            for i in buf.indices { kinds.append(ReceiveKind.of(buf[i])) }
+            for i in buf.indices { kinds.append(ReceiveKind.of(at: buf.baseAddress! + i)) }
             return kinds
         }
         var left = kinds.reduce(0) { $0 + ($1.notifies ? 1 : 0) }
@@ -243,7 +243,7 @@ extension ClientCore {
                     switch kinds[i] {
                     case .stored(let flags):
                         let localTime = now.milliseconds
-                        run.append((items.withUnsafeBufferPointer { ReceiveKind.received($0[i], flags: flags, localTime: localTime) }, i))
+                        run.append((items.withUnsafeBufferPointer { ReceiveKind.received(at: $0.baseAddress! + i, flags: flags, localTime: localTime) }, i))
                     case .transient:
                         try flush()
                         left -= 1

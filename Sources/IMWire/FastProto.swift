@@ -351,7 +351,8 @@ package enum FastProto {
                 }
             }
             guard downStreamComplete(m) else { return nil }
-            return m
+            // `consume`: without it the message was copied into the result and the local destroyed.
+            return consume m
         }
 
         func downStreamComplete(_ m: RMTPDownStreamMessage) -> Bool {
