@@ -189,7 +189,13 @@ extension ClientCore {
     /// stay (the server sends the rows again); returns false then.
     @discardableResult
     mutating func deliver(_ items: [IncomingMessage], hasPackage: Bool, path: String, inbox: Int64?, sendbox: Int64?) -> Bool {
-        let kinds = items.map(ReceiveKind.of)
+        // Messages read through the buffer (borrowed): `items.map` and `items[i]` copied each.
+        let kinds = items.withUnsafeBufferPointer { buf in
+            var kinds: [ReceiveKind] = []
+            kinds.reserveCapacity(buf.count)
+            for i in buf.indices { kinds.append(ReceiveKind.of(at: buf.baseAddress! + i)) }
+            return kinds
+        }
         var left = kinds.reduce(0) { $0 + ($1.notifies ? 1 : 0) }
         let offlineBefore = session?.sessionTimestamp ?? 0
         var run: [(message: ReceivedMessage, index: Int)] = []
@@ -236,7 +242,8 @@ extension ClientCore {
                 for i in items.indices {
                     switch kinds[i] {
                     case .stored(let flags):
-                        run.append((ReceiveKind.received(items[i], flags: flags, localTime: now.milliseconds), i))
+                        let localTime = now.milliseconds
+                        run.append((items.withUnsafeBufferPointer { ReceiveKind.received(at: $0.baseAddress! + i, flags: flags, localTime: localTime) }, i))
                     case .transient:
                         try flush()
                         left -= 1

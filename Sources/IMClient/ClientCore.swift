@@ -24,7 +24,7 @@ public struct ClientCore {
     var messageIds = MessageIdCounter()
     var decoder: StreamDecoder
     /// Storage for the frames of one read (empty between inputs).
-    private var receivedFrames: [Frame] = []
+    private var receivedFrames = FrameScratch()
     var out = EffectBuffer()
     /// The device time of the input being handled.
     var now = DeviceTime(milliseconds: 0)
@@ -242,11 +242,8 @@ public struct ClientCore {
             out.note(.ignored(input: "\(bytes.count) bytes", reason: "no connection"))
             return
         }
-        // The frames array's storage is kept from read to read (taken out of `self` while the
-        // frames are handled, so it stays unique).
-        var frames = receivedFrames
-        receivedFrames = []
-        frames.removeAll(keepingCapacity: true)
+        var frames = receivedFrames.take()
+        defer { receivedFrames.putBack(&frames) }
         do {
             try decoder.feed(bytes, into: &frames)
         } catch {
@@ -261,8 +258,6 @@ public struct ClientCore {
                 handle(buf[k])
             }
         }
-        frames.removeAll(keepingCapacity: true)
-        receivedFrames = frames
         if let failure = decoder.failure, link.state.hasTransport {
             process(link.protocolError("\(failure)", &out))
         }

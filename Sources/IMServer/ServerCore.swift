@@ -27,7 +27,7 @@ public struct ServerCore: Sendable {
     /// Effects of the input being handled.
     var effects: [ServerEffect] = []
     /// Storage for the frames of one read (empty between inputs).
-    private var receivedFrames: [Frame] = []
+    private var receivedFrames = FrameScratch()
 
     public init(config: ServerConfig, directory: ServerDirectory) {
         self.config = config
@@ -146,29 +146,30 @@ public struct ServerCore: Sendable {
     /// Writes one frame to a connection as a `.send` (most writes: no array of one frame).
     mutating func write(_ id: ConnectionID, _ frame: Frame) {
         var bytes: [UInt8] = []
-        do {
-            try StreamFraming.encode(frame, direction: .serverToClient, obfuscated: config.obfuscatedStreams, into: &bytes)
-        } catch {
-            emit(.protocolError(id, description: "cannot encode a reply: \(error)"))
-            return
-        }
+        guard encode(frame, for: id, into: &bytes) else { return }
         effect(.send(id, bytes, frames: [Self.summary(frame)]))
     }
 
     /// Writes frames to a connection as one `.send`.
     mutating func write(_ id: ConnectionID, _ frames: [Frame]) {
         var bytes: [UInt8] = []
+        for f in frames {
+            guard encode(f, for: id, into: &bytes) else { return }
+        }
+        effect(.send(id, bytes, frames: frames.map(Self.summary)))
+    }
+
+    /// Appends a frame's bytes; false (and a `protocolError` event) when it cannot be encoded.
+    private mutating func encode(_ frame: Frame, for id: ConnectionID, into bytes: inout [UInt8]) -> Bool {
         do {
-            for f in frames {
-                try StreamFraming.encode(f, direction: .serverToClient, obfuscated: config.obfuscatedStreams, into: &bytes)
-            }
+            try StreamFraming.encode(frame, direction: .serverToClient, obfuscated: config.obfuscatedStreams, into: &bytes)
+            return true
         } catch {
             // Only strings over 65,535 bytes fail, and every string here came from a u16-prefixed
             // field or from the server itself; report rather than crash.
             emit(.protocolError(id, description: "cannot encode a reply: \(error)"))
-            return
+            return false
         }
-        effect(.send(id, bytes, frames: frames.map(Self.summary)))
     }
 
     // Connection access without copying the `Connection` value: `connections[id]` returns a copy
@@ -239,31 +240,20 @@ public struct ServerCore: Sendable {
 
     mutating func receive(_ bytes: [UInt8], on id: ConnectionID, now: Int64) {
         guard let i = connections.index(forKey: id) else { return }
-        // The frames array's storage is kept from read to read (taken out of `self` while the
-        // frames are dispatched, so it stays unique).
-        var frames = receivedFrames
-        receivedFrames = []
-        frames.removeAll(keepingCapacity: true)
+        var frames = receivedFrames.take()
+        defer { receivedFrames.putBack(&frames) }
         do {
             try Self.feed(&connections.values[i], bytes, now: now, into: &frames)
         } catch {
             protocolViolation(id, "\(error)", now: now)
             return
         }
-        defer {
-            frames.removeAll(keepingCapacity: true)
-            receivedFrames = frames
+        // Each frame moved out of the array for `dispatch` (not inlined, mutating `self`): read
+        // in place it was copied for the call, and destroyed again when the array was emptied.
+        for k in frames.indices {
+            guard hasConnection(id) else { return }
+            dispatch(FrameScratch.moveOut(&frames, at: k), on: id, now: now)
         }
-        // Frames read in place; `dispatch` (not inlined, mutating `self`) still receives a copy
-        // of each (performance.md, copies12).
-        let open = frames.withUnsafeBufferPointer { buf in
-            for k in buf.indices {
-                guard hasConnection(id) else { return false }
-                dispatch(buf[k], on: id, now: now)
-            }
-            return true
-        }
-        guard open else { return }
         if let i = connections.index(forKey: id), let failure = inPlace(i, { $0.decoder.failure }) {
             protocolViolation(id, "\(failure)", now: now)
         }
@@ -280,7 +270,7 @@ public struct ServerCore: Sendable {
         endConnection(id, reason: .protocolError, now: now, closeTransport: true)
     }
 
-    mutating func dispatch(_ frame: Frame, on id: ConnectionID, now: Int64) {
+    mutating func dispatch(_ frame: consuming Frame, on id: ConnectionID, now: Int64) {
         if case .connect(let c) = frame {
             handleConnect(c, on: id, now: now)
             return
@@ -310,15 +300,13 @@ public struct ServerCore: Sendable {
         }
     }
 
-    func cancelTimersEffects(_ c: Connection) -> [ServerEffect] {
-        var out: [ServerEffect] = []
-        if c.idleTimerArmed { out.append(.cancelTimer(.sessionIdle(c.id))) }
-        if c.connectDeadlineArmed { out.append(.cancelTimer(.connectDeadline(c.id))) }
-        for m in c.pendingQueryAcks.keys.sorted() { out.append(.cancelTimer(.queryAckRetry(c.id, messageId: m))) }
-        return out
+    /// Cancels the connection's armed timers: idle, CONNECT deadline, then QUERYACK retries by
+    /// message id.
+    mutating func cancelConnectionTimers(_ c: Connection) {
+        if c.idleTimerArmed { effect(.cancelTimer(.sessionIdle(c.id))) }
+        if c.connectDeadlineArmed { effect(.cancelTimer(.connectDeadline(c.id))) }
+        for m in c.pendingQueryAcks.keys.sorted() { effect(.cancelTimer(.queryAckRetry(c.id, messageId: m))) }
     }
-
-    mutating func cancelConnectionTimers(_ c: Connection) { for e in cancelTimersEffects(c) { effect(e) } }
 
     /// Ends a connection: timers cancelled, `.close` if the server closes it, the session detached
     /// (platform slot, joined chatrooms → member offline, auto-delete KV), `sessionClosed`.

@@ -106,6 +106,8 @@ public enum ProtoBody {
         if M.self == RMTPDownStreamMessage.self, let m = FastProto.decodeDownStream(bytes) { return m as! M }
         if M.self == RMTPUpStreamMessage.self, let m = FastProto.decodeUpStream(bytes) { return m as! M }
         if M.self == RMTPDownStreamMessages.self, let m = FastProto.decodeDownStreamMessages(bytes) { return m as! M }
+        if M.self == RMTPChrmPullMsg.self, let m = FastProto.decodeChrmPull(bytes) { return m as! M }
+        if M.self == RMTPNotifyMsg.self, let m = FastProto.decodeNotify(bytes) { return m as! M }
         do {
             return try M(serializedBytes: bytes)
         } catch {
@@ -115,10 +117,14 @@ public enum ProtoBody {
     }
 
     /// Serialises a body (required fields must be set).
-    public static func encode(_ message: some SwiftProtobuf.Message) throws(WireError) -> [UInt8] {
-        if let m = message as? RMTPDownStreamMessage, let b = FastProto.encode(m) { return b }
-        if let m = message as? RMTPUpStreamMessage, let b = FastProto.encode(m) { return b }
-        if let m = message as? RMTPDownStreamMessages, let b = FastProto.encode(m) { return b }
+    public static func encode<M: SwiftProtobuf.Message>(_ message: M) throws(WireError) -> [UInt8] {
+        // Type tests, not `as?`: in this unspecialised generic each `as?` was a dynamic cast
+        // (~190 instructions) and a copy of the message.
+        if M.self == RMTPDownStreamMessage.self, let b = FastProto.encode(unsafeBitCast(message, to: RMTPDownStreamMessage.self)) { return b }
+        if M.self == RMTPUpStreamMessage.self, let b = FastProto.encode(unsafeBitCast(message, to: RMTPUpStreamMessage.self)) { return b }
+        if M.self == RMTPDownStreamMessages.self, let b = FastProto.encode(unsafeBitCast(message, to: RMTPDownStreamMessages.self)) { return b }
+        if M.self == RMTPChrmPullMsg.self, let b = FastProto.encode(unsafeBitCast(message, to: RMTPChrmPullMsg.self)) { return b }
+        if M.self == RMTPNotifyMsg.self, let b = FastProto.encode(unsafeBitCast(message, to: RMTPNotifyMsg.self)) { return b }
         do {
             return try message.serializedBytes()
         } catch {

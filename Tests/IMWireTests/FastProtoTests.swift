@@ -26,6 +26,10 @@ import Testing
                 try Self.check(FrameGenerator.downStream(&rng), encode: FastProto.encode, decode: FastProto.decodeDownStream, seed: seed)
                 let page = FrameGenerator.message(.downStreamMessages, using: &rng) as! RMTPDownStreamMessages
                 try Self.check(page, encode: FastProto.encode, decode: FastProto.decodeDownStreamMessages, seed: seed)
+                let pull = FrameGenerator.message(.chrmPullMsg, using: &rng) as! RMTPChrmPullMsg
+                try Self.check(pull, encode: FastProto.encode, decode: FastProto.decodeChrmPull, seed: seed)
+                let notify = FrameGenerator.message(.notifyMsg, using: &rng) as! RMTPNotifyMsg
+                try Self.check(notify, encode: FastProto.encode, decode: FastProto.decodeNotify, seed: seed)
             } catch {
                 Issue.record("seed \(seed): \(error)")
             }
@@ -50,6 +54,43 @@ import Testing
         #expect(withUnknown.unknownFields.data == Data([0x58, 0x01]))
         #expect(try ProtoBody.encode(withUnknown) == ok + [0x58, 0x01])
         #expect(try ProtoBody.decode(RMTPDownStreamMessage.self, from: otherType).type == 9)
+    }
+
+    @Test func chrmPullAndNotifyDeclineWhatTheyDoNotHandle() throws {
+        var pull = RMTPChrmPullMsg()
+        pull.syncTime = 1_700_000_000_123
+        pull.count = -1                                                         // 10-byte varint
+        let pullBytes: [UInt8] = try pull.serializedBytes()
+        #expect(FastProto.encode(pull) == pullBytes)
+        #expect(FastProto.decodeChrmPull(pullBytes) == pull)
+        #expect(FastProto.decodeChrmPull(Array(pullBytes.dropLast())) == nil)   // truncated
+        #expect(FastProto.decodeChrmPull(pullBytes + [0x18, 0x01]) == nil)      // field 3 unknown
+        var noCount = pull
+        noCount.clearCount()
+        #expect(FastProto.encode(noCount) == nil)
+        #expect(FastProto.decodeChrmPull(try noCount.serializedBytes(partial: true)) == nil)
+
+        var n = RMTPNotifyMsg()
+        n.type = 2
+        n.time = 42
+        n.chrmID = "room-é"
+        let nBytes: [UInt8] = try n.serializedBytes()
+        #expect(FastProto.encode(n) == nBytes)
+        #expect(FastProto.decodeNotify(nBytes) == n)
+        var typeOnly = RMTPNotifyMsg()
+        typeOnly.type = 1
+        #expect(FastProto.encode(typeOnly) == (try typeOnly.serializedBytes()))
+        #expect(FastProto.decodeNotify(try typeOnly.serializedBytes()) == typeOnly)
+        #expect(FastProto.decodeNotify(nBytes + [0x20, 0x01]) == nil)           // field 4 unknown
+        #expect(FastProto.decodeNotify([0x10, 0x01]) == nil)                    // type missing
+        // Through the public API: the fast answer when it has one, swift-protobuf's otherwise.
+        #expect(try ProtoBody.decode(RMTPNotifyMsg.self, from: nBytes) == n)
+        #expect(try ProtoBody.encode(n) == nBytes)
+        let withUnknown = try ProtoBody.decode(RMTPChrmPullMsg.self, from: pullBytes + [0x18, 0x01])
+        #expect(withUnknown.unknownFields.data == Data([0x18, 0x01]))
+        #expect(try ProtoBody.encode(withUnknown) == pullBytes + [0x18, 0x01])
+        #expect(throws: WireError.self) { try ProtoBody.decode(RMTPNotifyMsg.self, from: [0x10, 0x01]) }
+        #expect(ProtoBody.encodeBuilt(noCount).incomplete?.field == "count")
     }
 
     @Test func negativeIntsUseTenByteVarintsLikeProtobuf() throws {

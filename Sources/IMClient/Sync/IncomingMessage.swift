@@ -13,10 +13,12 @@ struct IncomingMessage {
     var conversation: ConversationKey
     var direction: MessageDirection
 
-    init(_ d: RMTPDownStreamMessage) {
-        down = d
-        direction = d.direction == MessageDirection.send.rawValue ? .send : .receive
+    init(_ d: consuming RMTPDownStreamMessage) {
+        let direction: MessageDirection = d.direction == MessageDirection.send.rawValue ? .send : .receive
+        self.direction = direction
         conversation = Self.conversation(of: d, direction: direction)
+        // Stored last, moved: stored first it was copied for the reads above.
+        down = d
     }
 
     /// Received private/system messages are keyed by their sender; group and chatroom messages,
@@ -62,21 +64,24 @@ enum ReceiveKind {
 
     /// Classifies by objectName (commands) and the wire status word (persisted / counted /
     /// mentioned). Chatroom messages are never counted: the SDK keeps no unread for rooms.
-    static func of(_ m: IncomingMessage) -> ReceiveKind {
-        var bytes: [UInt8] { m.down.contentBytes }
-        switch m.objectName {
+    static func of(_ m: IncomingMessage) -> ReceiveKind { withUnsafePointer(to: m) { of(at: $0) } }
+
+    /// `of` for a message read where it lies (a page's array): a message passed by value from
+    /// there was copied for the call and destroyed after it (62k per hour each way).
+    static func of(at p: UnsafePointer<IncomingMessage>) -> ReceiveKind {
+        switch p.pointee.down.classname {
         case RecallCommandContent.objectName:
-            if case .recallCommand(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: bytes) {
+            if case .recallCommand(let c)? = try? MessageContent.decode(objectName: p.pointee.down.classname, bytes: p.pointee.down.contentBytes) {
                 return .command(.recall(c))
             }
             return .command(.ignored("malformed RC:RcCmd"))
         case ReadNotificationContent.objectName:
-            if case .readNotification(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: bytes) {
+            if case .readNotification(let c)? = try? MessageContent.decode(objectName: p.pointee.down.classname, bytes: p.pointee.down.contentBytes) {
                 return .command(.readReceipt(c))
             }
             return .command(.ignored("malformed RC:ReadNtf"))
         case SyncReadStatusContent.objectName:
-            if case .syncReadStatus(let c)? = try? MessageContent.decode(objectName: m.objectName, bytes: bytes) {
+            if case .syncReadStatus(let c)? = try? MessageContent.decode(objectName: p.pointee.down.classname, bytes: p.pointee.down.contentBytes) {
                 return .command(.syncReadStatus(c))
             }
             return .command(.ignored("malformed RC:SRSMsg"))
@@ -85,10 +90,10 @@ enum ReceiveKind {
         default:
             break
         }
-        let status = m.down.statusFlags
+        let status = p.pointee.down.statusFlags
         guard status.contains(.persisted) else { return .transient }
         var flags: MessageFlags = [.persisted]
-        if status.contains(.counted), m.conversation.type != .chatroom { flags.insert(.counted) }
+        if status.contains(.counted), p.pointee.conversation.type != .chatroom { flags.insert(.counted) }
         if status.contains(.mentioned) { flags.insert(.mentioned) }
         if status.contains(.noNotification) { flags.insert(.noNotification) }
         return .stored(flags)
@@ -96,14 +101,22 @@ enum ReceiveKind {
 
     /// The row to store for `m`.
     static func received(_ m: IncomingMessage, flags: MessageFlags, localTime: Int64) -> ReceivedMessage {
+        withUnsafePointer(to: m) { received(at: $0, flags: flags, localTime: localTime) }
+    }
+
+    /// `received` for a message read where it lies (see `of(at:)`).
+    static func received(at p: UnsafePointer<IncomingMessage>, flags: MessageFlags, localTime: Int64) -> ReceivedMessage {
         var status: ReceivedStatus = .unread
-        if m.down.statusFlags.contains(.receivedByOtherDevice) { status.insert(.retrieved) }
+        if p.pointee.down.statusFlags.contains(.receivedByOtherDevice) { status.insert(.retrieved) }
+        let uid = p.pointee.down.msgID
+        let hasClientUniqueId = p.pointee.down.hasClientUniqueID
+        let clientUniqueId = p.pointee.down.clientUniqueID
         return ReceivedMessage(
-            conversation: m.conversation, messageUId: m.messageUId, senderUserId: m.down.fromUserID,
-            direction: m.direction, objectName: m.objectName,
-            content: String(decoding: m.down.content, as: UTF8.self),
-            sentTime: m.dataTime, receivedTime: localTime, sentStatus: .sent, receivedStatus: status,
-            flags: flags, clientUniqueId: m.clientUniqueId)
+            conversation: p.pointee.conversation, messageUId: uid.isEmpty ? nil : uid,
+            senderUserId: p.pointee.down.fromUserID, direction: p.pointee.direction, objectName: p.pointee.down.classname,
+            content: String(decoding: p.pointee.down.content, as: UTF8.self),
+            sentTime: p.pointee.down.dataTime, receivedTime: localTime, sentStatus: .sent, receivedStatus: status,
+            flags: flags, clientUniqueId: hasClientUniqueId && clientUniqueId != 0 ? clientUniqueId : nil)
     }
 
     /// The row as the app sees it after the store assigned `messageId` (0: not stored).
