@@ -45,8 +45,10 @@ import Testing
         #expect(try sel.step())
         #expect(sel.string(1) == "first")
         // Running: SQLite refuses the bind (MISUSE) and keeps reading the old value.
-        let misuse = #expect(throws: StoreError.self) { try sel.bind(String(repeating: "z", count: 500), at: 1) }
-        #expect(misuse?.code == SQLITE_MISUSE)
+        for size in [500, 5, 5000] {   // refused again and again, the buffer behind growing
+            let misuse = #expect(throws: StoreError.self) { try sel.bind(String(repeating: "z", count: size), at: 1) }
+            #expect(misuse?.code == SQLITE_MISUSE)
+        }
         #expect(try sel.step())
         #expect(sel.string(1) == "first")
         sel.reset()
@@ -55,6 +57,10 @@ import Testing
         #expect(range?.code == SQLITE_RANGE)
         #expect(try sel.step())
         #expect(sel.string(1) == "first")
+        sel.reset()
+        try sel.bind("second", at: 1)
+        #expect(try sel.step())
+        #expect(sel.string(1) == "second")
     }
 
     @Test func insertedRowsKeepTheirTextAfterTheBuffersAreReused() throws {
