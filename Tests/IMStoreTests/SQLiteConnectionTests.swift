@@ -32,6 +32,23 @@ import Testing
         #expect(got.map(\.2) == values.map(\.2))
     }
 
+    /// The cache's keys are literal addresses placed by `WordHash`, not SipHash: equal
+    /// addresses hash equal under one seed, and each literal keeps its own statement.
+    @Test func statementKeysAreLiteralAddresses() throws {
+        let sql: StaticString = "SELECT 2"
+        let a = StatementKey(address: UnsafeRawPointer(sql.utf8Start))
+        #expect(a == StatementKey(address: UnsafeRawPointer(sql.utf8Start)))
+        #expect(a._rawHashValue(seed: 7) == WordHash.mix(UInt64(UInt(bitPattern: a.address)), seed: 7))
+        #expect(a._rawHashValue(seed: 7) != a._rawHashValue(seed: 8))
+        let c = try SQLiteConnection(location: .memory)
+        let one = try c.cached("SELECT 1")
+        let two = try c.cached(sql)
+        #expect(one !== two)
+        #expect(try c.cached(sql) === two)
+        #expect(try c.with(sql) { s in try s.step(); return s.int(0) } == 2)
+        #expect(c.cachedStatementCount == 2)
+    }
+
     @Test func cachedStatementsArePreparedOnce() throws {
         let c = try SQLiteConnection(location: .memory)
         #expect(c.cachedStatementCount == 0)

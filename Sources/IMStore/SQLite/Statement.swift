@@ -11,12 +11,34 @@ public final class Statement {
     public let sql: String
     @usableFromInline let handle: OpaquePointer
 
+    /// Bound text lives here (see `bind(_: String, at:)`): two buffers per parameter, the one
+    /// SQLite holds a pointer into and the one the next bind writes; allocated on first use.
+    private let textSlots: UnsafeMutablePointer<TextSlot>
+    private let parameterCount: Int32
+
+    private struct TextSlot {
+        var buffers: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) = (nil, nil)
+        var capacities = (0, 0)
+        /// Which buffer the last successful text bind handed to SQLite.
+        var sqliteHoldsFirst = false
+    }
+
     init(handle: OpaquePointer, sql: String) {
         self.handle = handle
         self.sql = sql
+        parameterCount = sqlite3_bind_parameter_count(handle)
+        textSlots = .allocate(capacity: Int(parameterCount))
+        textSlots.initialize(repeating: TextSlot(), count: Int(parameterCount))
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit {
+        sqlite3_finalize(handle)
+        for i in 0..<Int(parameterCount) {
+            textSlots[i].buffers.0?.deallocate()
+            textSlots[i].buffers.1?.deallocate()
+        }
+        textSlots.deallocate()
+    }
 
     // MARK: Binding
 
@@ -42,19 +64,45 @@ public final class Statement {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
     }
 
-    /// Binds UTF-8 text (copied by SQLite). An empty string binds `''`, never NULL.
+    /// Binds UTF-8 text. An empty string binds `''`, never NULL.
+    ///
+    /// The bytes are copied into a buffer of the statement and bound `SQLITE_STATIC`: with
+    /// `SQLITE_TRANSIENT` SQLite frees its last copy and mallocs and copies a new one at every
+    /// bind (~190 instructions; a message insert binds five strings). The buffer written is never
+    /// the one SQLite holds, so a refused bind (the statement running) leaves SQLite's value as it was.
     public func bind(_ value: String, at index: Int32) throws {
         var s = value
+        guard index >= 1, index <= parameterCount else {
+            return try check(sqlite3_bind_text(handle, index, "", 0, imsim_sqlite_transient()))   // SQLITE_RANGE
+        }
+        let slot = textSlots + Int(index - 1)
+        let first = !slot.pointee.sqliteHoldsFirst
         let rc = s.withUTF8 { buf -> Int32 in
-            // An empty native string may have no base address; SQLite would read that as NULL.
-            guard let base = buf.baseAddress, buf.count > 0 else {
-                return sqlite3_bind_text(handle, index, "", 0, imsim_sqlite_transient())
+            let bytes = Self.buffer(slot, first: first, capacity: buf.count)
+            if let base = buf.baseAddress, buf.count > 0 {
+                bytes.copyMemory(from: base, byteCount: buf.count)
             }
-            return base.withMemoryRebound(to: CChar.self, capacity: buf.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(buf.count), imsim_sqlite_transient())
-            }
+            return sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(buf.count), nil)
         }
         try check(rc)
+        slot.pointee.sqliteHoldsFirst = first
+    }
+
+    /// One of the slot's buffers with room for `capacity` bytes (at least one, so that empty
+    /// text has an address and binds `''`).
+    private static func buffer(_ slot: UnsafeMutablePointer<TextSlot>, first: Bool, capacity: Int) -> UnsafeMutableRawPointer {
+        let (bytes, held) = first
+            ? (slot.pointee.buffers.0, slot.pointee.capacities.0) : (slot.pointee.buffers.1, slot.pointee.capacities.1)
+        if let bytes, held >= capacity { return bytes }
+        bytes?.deallocate()
+        let size = max(32, capacity)
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1)
+        if first {
+            (slot.pointee.buffers.0, slot.pointee.capacities.0) = (grown, size)
+        } else {
+            (slot.pointee.buffers.1, slot.pointee.capacities.1) = (grown, size)
+        }
+        return grown
     }
 
     /// Binds text or NULL.
