@@ -22,12 +22,12 @@ public final class World {
     @exclusivity(unchecked) var server: ServerHost
     /// The links and connections between the devices and the server.
     let network: Network
-    @exclusivity(unchecked) private(set) var observers: [any WorldObserver] = []
-    /// `observers` again, boxed and read without retaining (`forEachObserver`): a loop over an
-    /// array of existentials retains and releases each observer per fact (~4.5 M pairs an hour).
-    @exclusivity(unchecked) private var observerRefs = UnsafeMutableBufferPointer<Unmanaged<ObserverBox>>(start: nil, count: 0)
-    /// Owns the boxes; old `observerRefs` buffers are freed with the world (a loop may hold one).
+    /// The observers in stage order, boxed; they are called through `observerRefs` without
+    /// retaining (`forEachObserver`): a loop over an array of existentials retains and releases
+    /// each observer per fact (~4.5 M pairs an hour).
     private var observerBoxes: [ObserverBox] = []
+    @exclusivity(unchecked) private var observerRefs = UnsafeMutableBufferPointer<Unmanaged<ObserverBox>>(start: nil, count: 0)
+    /// Old `observerRefs` buffers, freed with the world (a loop may hold one).
     private var retiredObserverRefs: [UnsafeMutableBufferPointer<Unmanaged<ObserverBox>>] = []
     /// The world's own counters; the network's are `network.stats` (`stats` joins them).
     @exclusivity(unchecked) var counters = WorldStats()
@@ -206,8 +206,7 @@ public final class World {
     /// of `addObserver` calls decides nothing across stages.
     public func addObserver(_ o: any WorldObserver) {
         let stage = o.stage
-        let at = observers.firstIndex { $0.stage > stage } ?? observers.endIndex
-        observers.insert(o, at: at)
+        let at = observerBoxes.firstIndex { $0.observer.stage > stage } ?? observerBoxes.endIndex
         observerBoxes.insert(ObserverBox(o), at: at)
         retiredObserverRefs.append(observerRefs)
         observerRefs = .allocate(capacity: observerBoxes.count)
