@@ -33,10 +33,16 @@ struct IncomingMessage {
         }
     }
 
-    var messageUId: String? { down.msgID.isEmpty ? nil : down.msgID }
+    var messageUId: String? { Self.messageUId(msgID: down.msgID) }
     var dataTime: Int64 { down.dataTime }
     var objectName: String { down.classname }
-    var clientUniqueId: Int64? { down.hasClientUniqueID && down.clientUniqueID != 0 ? down.clientUniqueID : nil }
+    var clientUniqueId: Int64? { Self.clientUniqueId(has: down.hasClientUniqueID, down.clientUniqueID) }
+
+    /// The wire's empty msgId means none. (Rules over the fields, so that a message read in
+    /// place, `ReceiveKind.received(at:)`, applies them without copying the message.)
+    static func messageUId(msgID: String) -> String? { msgID.isEmpty ? nil : msgID }
+    /// A clientUniqueId of 0 means none.
+    static func clientUniqueId(has: Bool, _ value: Int64) -> Int64? { has && value != 0 ? value : nil }
 }
 
 /// What the receive pipeline does with a message (im-semantics §2, §7).
@@ -108,15 +114,13 @@ enum ReceiveKind {
     static func received(at p: UnsafePointer<IncomingMessage>, flags: MessageFlags, localTime: Int64) -> ReceivedMessage {
         var status: ReceivedStatus = .unread
         if p.pointee.down.statusFlags.contains(.receivedByOtherDevice) { status.insert(.retrieved) }
-        let uid = p.pointee.down.msgID
-        let hasClientUniqueId = p.pointee.down.hasClientUniqueID
-        let clientUniqueId = p.pointee.down.clientUniqueID
         return ReceivedMessage(
-            conversation: p.pointee.conversation, messageUId: uid.isEmpty ? nil : uid,
+            conversation: p.pointee.conversation, messageUId: IncomingMessage.messageUId(msgID: p.pointee.down.msgID),
             senderUserId: p.pointee.down.fromUserID, direction: p.pointee.direction, objectName: p.pointee.down.classname,
             content: String(decoding: p.pointee.down.content, as: UTF8.self),
             sentTime: p.pointee.down.dataTime, receivedTime: localTime, sentStatus: .sent, receivedStatus: status,
-            flags: flags, clientUniqueId: hasClientUniqueId && clientUniqueId != 0 ? clientUniqueId : nil)
+            flags: flags,
+            clientUniqueId: IncomingMessage.clientUniqueId(has: p.pointee.down.hasClientUniqueID, p.pointee.down.clientUniqueID))
     }
 
     /// The row as the app sees it after the store assigned `messageId` (0: not stored).
