@@ -250,9 +250,10 @@ extension ClientCore {
     }
 
     mutating func chatroomPullAnswered(_ roomId: String, isJoinPull: Bool, _ q: Frame.QueryAck) {
-        guard var room = rooms[roomId] else { return }
-        if room.pullInFlight == q.messageId { room.pullInFlight = nil }
-        rooms.insert(room)
+        // The room is updated in place (`rooms.update`): a copy taken out and put back made every
+        // pull copy the join cache on its first append (issue 30).
+        guard let r = rooms.index(of: roomId) else { return }
+        rooms.update(at: r) { if $0.pullInFlight == q.messageId { $0.pullInFlight = nil } }
         guard q.status == 0 else {
             return chatroomRequestRefused(roomId, what: "chrmPull", status: q.status)
         }
@@ -262,58 +263,72 @@ extension ClientCore {
         } catch {
             return out.note(.ignored(input: "chrmPull \(roomId)", reason: "\(error)"))
         }
+        let cursorBefore = rooms.update(at: r) { $0.cursor }
+        // Ids shown from this page, in order. They join the cache only once the page is stored
+        // (a page that is not stored leaves the cache as it was); meanwhile the cache a join
+        // pull checks is the ring `joinCacheBefore + shown` would be. Only a join pull holds on to
+        // the cache (a second reference would make the appends copy it).
+        let joinCacheBefore = isJoinPull ? rooms.update(at: r) { $0.joinCache } : []
+        var shown: [String] = []
         var items: [IncomingMessage] = []
         items.reserveCapacity(page.list.count)
-        let joinCacheBefore = room.joinCache
         for k in page.list.indices {
             let m = IncomingMessage(page.takeMessage(at: k))
-            if m.dataTime < room.cursor {
+            if m.dataTime < cursorBefore {
                 out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation,
-                                  reason: "dataTime \(m.dataTime) older than room cursor \(room.cursor)"))
+                                  reason: "dataTime \(m.dataTime) older than room cursor \(cursorBefore)"))
                 continue
             }
             // The id cache is the join pull's only (wire-protocol §4): incremental pulls rely on
             // the cursor alone, as the public client does.
-            if isJoinPull, let uid = m.messageUId, room.joinCache.contains(uid) {
+            if isJoinPull, let uid = m.messageUId,
+               ChatroomRoom.ringContains(uid, cache: joinCacheBefore, then: shown) {
                 out.note(.skipped(messageUId: uid, conversation: m.conversation, reason: "in the join pull's id cache"))
                 continue
             }
             // The cache holds the newest ids shown from this room, so a join pull (first or a
             // second join of the same room) never shows again what the user just saw.
-            if let uid = m.messageUId { room.remember(uid) }
+            if let uid = m.messageUId { shown.append(uid) }
             items.append(m)
         }
-        let cursorBefore = room.cursor
-        if page.syncTime > room.cursor {
-            room.cursor = page.syncTime
+        let cursorMoved = page.syncTime > cursorBefore
+        if cursorMoved {
             out.note(.cursor(name: SyncCursor.chatroom(roomId).name, value: page.syncTime))
         }
-        let queued = room.queuedNotify
-        room.queuedNotify = nil
-        rooms.insert(room)
+        let (queued, cursor) = rooms.update(at: r) { room in
+            if cursorMoved { room.cursor = page.syncTime }
+            let queued = room.queuedNotify
+            room.queuedNotify = nil
+            return (queued, room.cursor)
+        }
         // Chatroom messages never move the inbox/sendbox cursors.
         guard deliver(items, hasPackage: false, path: "chrmPull \(roomId)", inbox: nil, sendbox: nil) else {
             // Not stored (storage fault): the room cursor goes back, so the room's next pull
             // fetches these messages again.
-            // Nor were they shown: their ids leave the join cache, or the next join pull would
+            // Nor were they shown: their ids never join the cache, or the next join pull would
             // skip them as seen (everyday-storage --swarm seed 19).
-            if var r = rooms[roomId] {
-                r.joinCache = joinCacheBefore
-                if r.cursor == page.syncTime, cursorBefore < page.syncTime {
-                    r.cursor = cursorBefore
+            if let i = rooms.index(of: roomId) {
+                let movedBack = rooms.update(at: i) { room -> Bool in
+                    guard room.cursor == page.syncTime, cursorBefore < page.syncTime else { return false }
+                    room.cursor = cursorBefore
+                    return true
+                }
+                if movedBack {
                     out.note(.changed(conversation: ConversationKey(.chatroom, roomId), messageIds: [],
                                       what: "room cursor back to \(cursorBefore): page not stored"))
                 }
-                rooms.insert(r)
             }
             // Pulled again on the heartbeat if no s_ntf comes first (a quiet room would
             // otherwise never bring these messages back).
             roomsToRepull.insert(roomId)
             return
         }
-        roomsToRepull.remove(roomId)
-        if let queued, queued > room.cursor, rooms[roomId]?.isJoined == true {
-            sendChatroomPull(roomId, syncTime: room.cursor, count: config.chatroomPullCount, isJoinPull: false)
+        if !shown.isEmpty, let i = rooms.index(of: roomId) {
+            rooms.update(at: i) { for uid in shown { $0.remember(uid) } }
+        }
+        if !roomsToRepull.isEmpty { roomsToRepull.remove(roomId) }
+        if let queued, queued > cursor, rooms[roomId]?.isJoined == true {
+            sendChatroomPull(roomId, syncTime: cursor, count: config.chatroomPullCount, isJoinPull: false)
         }
     }
 

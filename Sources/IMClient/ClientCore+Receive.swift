@@ -186,9 +186,12 @@ extension ClientCore {
     /// Stores, notifies and interprets `items` in order, in one store transaction together with
     /// the cursor moves (forward only). `left` counts down over the notified items. If the
     /// transaction fails (a storage fault), nothing it reported reaches the app and the cursors
-    /// stay (the server sends the rows again); returns false then.
+    /// stay (the server sends the rows again); returns false then. `path` names the delivery in
+    /// error reports only, so it is built only for one (a chatroom pull's cost every pull a String).
     @discardableResult
-    mutating func deliver(_ items: [IncomingMessage], hasPackage: Bool, path: String, inbox: Int64?, sendbox: Int64?) -> Bool {
+    mutating func deliver(
+        _ items: [IncomingMessage], hasPackage: Bool, path: @autoclosure () -> String, inbox: Int64?, sendbox: Int64?
+    ) -> Bool {
         // Messages read through the buffer (borrowed): `items.map` and `items[i]` copied each.
         let kinds = items.withUnsafeBufferPointer { buf in
             var kinds: [ReceiveKind] = []
@@ -215,7 +218,7 @@ extension ClientCore {
                 }
                 cacheSavedCursors(inbox: inbox, sendbox: sendbox)
             } catch {
-                storeError("\(path): save cursors (B15)", error)
+                storeError("\(path()): save cursors (B15)", error)
             }
         }
         let mark = out.mark
@@ -262,7 +265,7 @@ extension ClientCore {
         } catch {
             out.discardReports(since: mark)
             committed = false
-            storeError("\(path): store \(items.count) messages", error)
+            storeError("\(path()): store \(items.count) messages", error)
         }
         if config.bugs.contains(.b5), !historyPagers.isEmpty {
             // B5: every live insert shifts the offset pager of its conversation.

@@ -347,3 +347,42 @@ struct ChatroomTests {
         #expect(try h.store.countRows(withUId: "M2") == 1)
     }
 }
+
+/// The join pull checks each id against the cache as it would be after remembering the ids shown
+/// before it in the same page; the ids join the room's cache only once the page is stored.
+@Suite struct ChatroomJoinCacheTests {
+    /// `ringContains` against the ring built by `remember`, for every split of short id lists.
+    @Test func ringContainsMatchesTheRememberedRing() {
+        var rng = SplitMix64(seed: 7)
+        for _ in 0..<3_000 {
+            let cache = (0..<Int(rng.next() % 11)).map { _ in "u\(rng.next() % 14)" }
+            let shown = (0..<Int(rng.next() % 14)).map { _ in "u\(rng.next() % 14)" }
+            var room = ChatroomRoom(roomId: "r", joinCount: 10, messageId: 1, kind: .join)
+            for uid in cache { room.remember(uid) }
+            let before = room.joinCache
+            for uid in shown { room.remember(uid) }
+            for k in 0..<14 {
+                let uid = "u\(k)"
+                #expect(ChatroomRoom.ringContains(uid, cache: before, then: shown) == room.joinCache.contains(uid),
+                        "cache \(before) shown \(shown) id \(uid)")
+            }
+        }
+    }
+
+    @Test func aJoinPullSkipsAnIdRepeatedWithinTheRing() throws {
+        var h = Harness()
+        h.connectInSync()
+        h.join("r1", count: 50)
+        // M0 again right after itself: in the ring. M0 once more, 11 ids later: out of it, shown.
+        var list = [roomMessage("r1", uid: "M0", at: 100), roomMessage("r1", uid: "M0", at: 100)]
+        list += (1...11).map { roomMessage("r1", uid: "M\($0)", at: 100 + Int64($0)) }
+        list.append(roomMessage("r1", uid: "M0", at: 200))
+        h.answerChatroomPull(list, syncTime: 200)
+        let skipped = h.effects.notes.compactMap {
+            if case .skipped(let uid, _, "in the join pull's id cache") = $0 { uid } else { nil }
+        }
+        #expect(skipped == ["M0"])
+        #expect(h.effects.received.map(\.message.messageUId) == ["M0"] + (1...11).map { "M\($0)" } + ["M0"])
+        #expect(h.core.rooms["r1"]?.joinCache == (3...11).map { "M\($0)" } + ["M0"])
+    }
+}

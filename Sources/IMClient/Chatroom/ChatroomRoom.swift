@@ -63,6 +63,14 @@ struct ChatroomRoom: Sendable, Hashable {
         joinCache.append(uid)
         if joinCache.count > Self.joinCacheSize { joinCache.removeFirst(joinCache.count - Self.joinCacheSize) }
     }
+
+    /// Whether `uid` is in the cache `cache` would be after `remember`ing each of `shown`: the
+    /// newest `joinCacheSize` ids of the two, without building that cache.
+    static func ringContains(_ uid: String, cache: [String], then shown: [String]) -> Bool {
+        let fromShown = min(shown.count, joinCacheSize)
+        if shown.suffix(fromShown).contains(uid) { return true }
+        return cache.suffix(joinCacheSize - fromShown).contains(uid)
+    }
 }
 
 /// The joined (and joining) chatrooms, sorted by roomId. Usually one: the SDK's default is one
@@ -78,6 +86,11 @@ struct ChatroomTable: Sendable {
 
     mutating func update(_ roomId: String, _ body: (inout ChatroomRoom) -> Void) {
         guard let i = index(of: roomId) else { return }
+        body(&rooms[i])
+    }
+
+    /// Updates the room at `i` (from `index(of:)`, no change to the table since) in place.
+    mutating func update<R>(at i: Int, _ body: (inout ChatroomRoom) -> R) -> R {
         body(&rooms[i])
     }
 
