@@ -166,8 +166,8 @@ extension World {
         guard devices[d].isRunning else { return }
         // The OS closes the app's sockets (FIN to the server) and its timers die with it.
         network.close(device: d)
-        for (_, id) in devices[d].timers.sorted(by: { $0.value.sequence < $1.value.sequence }) { sim.cancel(id) }
-        devices[d].timers = [:]
+        for id in devices[d].timers.armedBySchedule { sim.cancel(id) }
+        devices[d].timers = ClientTimerTable()
         devices[d].core = nil
         // The process dies: on a simulated device what it wrote stays, nothing more happens to
         // the files; the next process opens them (and recovers the WAL).
