@@ -3,7 +3,7 @@
 extension FixedPoint {
     /// 2^(b / 256) in Q62 as the bit-by-bit loop rounds it, for the fraction's top byte `b`:
     /// a constant switch (a table in read-only data, no lazy global).
-    @inlinable @inline(__always) @usableFromInline static func exp2TopByte(_ b: UInt32) -> UInt64 {
+    @inlinable @inline(__always) static func exp2TopByte(_ b: UInt32) -> UInt64 {
         switch b & 0xFF {
         case 0: 0x4000_0000_0000_0000
         case 1: 0x402c_6be9_6af2_fb58

@@ -61,7 +61,7 @@ struct ServerHost {
     var core: ServerCore
     let clock: ServerClock
     var up = true
-    var timers: [ServerTimer: EventID] = [:]
+    var timers = ServerTimerTable()
 }
 
 /// A user of the scenario.
