@@ -18,7 +18,7 @@ extension World {
     /// then folds what the app was told into the digest.
     func applyClientEffects(_ effects: [ClientEffect], device d: Int) {
         var opened: [ConnectionID] = []
-        var callbacks = 0
+        var callbacks = 0, statuses = 0, notes = 0
         applyThenPublish({
             for effect in effects {
                 switch effect {
@@ -36,13 +36,15 @@ extension World {
                     if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
                 case .callback(let cb):
                     callbacks += 1
+                    if case .connectionStatus = cb { statuses += 1 }
                     appCallback(cb, device: d)
                 case .note:
-                    break
+                    notes += 1
                 }
             }
         }, {
-            let applied = AppliedClientEffects(effects, openedConnections: opened, callbackCount: callbacks)
+            let applied = AppliedClientEffects(effects, openedConnections: opened, callbackCount: callbacks,
+                                               statusCallbackCount: statuses, noteCount: notes)
             forEachObserver { $0.world(self, device: d, applied: applied) }
         })
         // After publishing: a trace checkpoint written among these effects' records holds the
