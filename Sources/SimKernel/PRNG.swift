@@ -95,6 +95,23 @@ public struct RandomStream: RandomNumberGenerator, Sendable {
         return m.high
     }
 
+    /// `RandomStream(seed: seed).chance(ratio)` when the stream's first draw decides it, nil when
+    /// it needs more (Lemire's rejection zone): the first output of xoshiro256** is a function of
+    /// its second state word only, so this seeds one word instead of four. A caller that needs
+    /// the stream after the draw (or gets nil) seeds it and draws `chance` on it.
+    @inlinable public static func firstChance(_ ratio: Ratio, seed: UInt64) -> Bool? {
+        if ratio.numerator == 0 { return false }
+        if ratio.numerator >= ratio.denominator { return true }
+        // SplitMix64's second output (the xoshiro state word s1), then xoshiro's output of s1.
+        var z = seed &+ 2 &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        let s1 = z ^ (z >> 31)
+        let m = ((s1 &* 5).rotl(7) &* 9).multipliedFullWidth(by: ratio.denominator)
+        if m.low < ratio.denominator { return nil }
+        return m.high < ratio.numerator
+    }
+
     /// Uniform integer in a closed range.
     @inlinable public mutating func uniform(_ range: ClosedRange<Int64>) -> Int64 {
         let span = UInt64(bitPattern: range.upperBound &- range.lowerBound)
@@ -280,11 +297,18 @@ public enum FixedPoint {
     @inlinable public static func scaleByExp2(_ value: Int64, exponentQ32 y: Int64) -> Int64 {
         if value <= 0 { return 0 }
         let intPart = y >> 32                              // floor
-        let frac = UInt64(y & 0xFFFF_FFFF)
-        var r: UInt64 = 1 << 62                            // 1.0 in Q62
-        for k in 0..<32 where frac & (1 << UInt64(31 - k)) != 0 {
+        // r = 2^frac in Q62: one truncating product by `exp2Step(k)` per set bit k of the fraction
+        // (k = 0 is its top bit), in k order. The top byte's eight steps start from 1.0, so their
+        // result is a table (`exp2TopByte`); the rest visits only the set bits (the same products
+        // in the same order as a loop over all 32 bits, so the same value).
+        let frac = UInt32(truncatingIfNeeded: y)
+        var r = exp2TopByte(frac >> 24)
+        var rest = frac & 0x00FF_FFFF
+        while rest != 0 {
+            let k = rest.leadingZeroBitCount & 31          // 8...31; the mask drops the range check
             let p = r.multipliedFullWidth(by: exp2Step(k))
             r = (p.high << 2) | (p.low >> 62)
+            rest &= ~(UInt32(0x8000_0000) &>> UInt32(k))
         }
         // value · r (Q62), then shift by intPart
         let p = UInt64(value).multipliedFullWidth(by: r)   // Q62

@@ -122,13 +122,20 @@ import Testing
     }
 
     final class CountCheck: WorldObserver {
-        var inputs = 0, callbacks = 0, events = 0, wrong = 0
+        var inputs = 0, callbacks = 0, statuses = 0, notes = 0, events = 0, wrong = 0
         func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
             inputs += 1
-            var n = 0
+            var n = 0, s = 0, k = 0
             for case .callback in effects { n += 1 }
+            for case .callback(.connectionStatus) in effects { s += 1 }
+            for case .note in effects { k += 1 }
             callbacks += n
-            if n != effects.callbackCount || AppliedClientEffects(effects.effects).callbackCount != n { wrong += 1 }
+            statuses += s
+            notes += k
+            let recounted = AppliedClientEffects(effects.effects)
+            if n != effects.callbackCount || recounted.callbackCount != n { wrong += 1 }
+            if s != effects.statusCallbackCount || recounted.statusCallbackCount != s { wrong += 1 }
+            if k != effects.noteCount || recounted.noteCount != k { wrong += 1 }
         }
         func world(_ world: World, serverApplied effects: AppliedServerEffects) {
             var n = 0
@@ -138,14 +145,15 @@ import Testing
         }
     }
 
-    /// The callback and event counts the world hands observers are those of the effects.
+    /// The callback (status callback, note) and event counts the world hands observers are
+    /// those of the effects.
     @Test func appliedEffectsCountTheirCallbacksAndEvents() throws {
         let s = try pair(#", "script": [{"at": "5s", "device": "alice-phone", "action": "send", "to": "private:bob", "text": "hi"}]"#)
         let world = try World(scenario: s, seed: 1)
         let check = CountCheck()
         world.addObserver(check)
         world.run(until: SimTime.zero + .seconds(30))
-        #expect(check.inputs > 0 && check.callbacks > 0 && check.events > 0)
+        #expect(check.inputs > 0 && check.callbacks > 0 && check.statuses > 0 && check.notes > 0 && check.events > 0)
         #expect(check.wrong == 0)
     }
 }

@@ -15,9 +15,14 @@ struct InstantDraws {
 
     /// The stream of the next draw at `t`.
     mutating func next(_ streams: RandomStreams, at t: SimTime) -> RandomStream {
+        RandomStream(seed: nextSeed(streams, at: t))
+    }
+
+    /// The seed of the stream of the next draw at `t` (for `RandomStream.firstChance`).
+    mutating func nextSeed(_ streams: RandomStreams, at t: SimTime) -> UInt64 {
         if t.nanoseconds == instant { rank += 1 } else { instant = t.nanoseconds; rank = 0 }
         let index = StableHash.mix(UInt64(bitPattern: instant)) ^ rank
-        return RandomStream(seed: streams.streamSeed(nameHash: nameHash, index))
+        return streams.streamSeed(nameHash: nameHash, index)
     }
 }
 

@@ -227,12 +227,22 @@ final class Network {
         let d = connections[c].device
         if toServer { stats.bytesToServer += bytes.count } else { stats.bytesToDevices += bytes.count }
         let lat = latency(d, toServer: toServer)
-        var segments = links[d].streams.segments.next(kernel.streams, at: now)
-        let split = segments.chance(links[d].conditions.splitProbability.ratio)
+        let seed = links[d].streams.segments.nextSeed(kernel.streams, at: now)
+        let ratio = links[d].conditions.splitProbability.ratio
         let bw = links[d].conditions.bandwidthBytesPerSecond
-        let headChanged = toServer
-            ? connections[c].up.write(bytes, now: now, latency: lat, bandwidth: bw, split: split, rng: &segments)
-            : connections[c].down.write(bytes, now: now, latency: lat, bandwidth: bw, split: split, rng: &segments)
+        let headChanged: Bool
+        if RandomStream.firstChance(ratio, seed: seed) == false {
+            // Most writes are not split: their segment stream is never seeded in full.
+            headChanged = toServer
+                ? connections[c].up.write(bytes, now: now, latency: lat, bandwidth: bw)
+                : connections[c].down.write(bytes, now: now, latency: lat, bandwidth: bw)
+        } else {
+            var segments = RandomStream(seed: seed)
+            let split = segments.chance(ratio)
+            headChanged = toServer
+                ? connections[c].up.write(bytes, now: now, latency: lat, bandwidth: bw, split: split, rng: &segments)
+                : connections[c].down.write(bytes, now: now, latency: lat, bandwidth: bw, split: split, rng: &segments)
+        }
         if headChanged { scheduleDelivery(c, toServer: toServer) }
         return .queued
     }

@@ -22,18 +22,33 @@ struct Pipe {
     var isEmpty: Bool { head == tail }
     var headArrival: SimTime? { isEmpty ? nil : slots[head].arrival }
 
-    /// Enqueues a write; returns true when the head changed (the caller schedules delivery).
-    mutating func write(_ bytes: [UInt8], now: SimTime, latency: SimDuration, bandwidth: Int64?,
-                        split: Bool, rng: inout RandomStream) -> Bool {
+    /// Enqueues a write as one segment; returns true when the head changed (the caller
+    /// schedules delivery).
+    mutating func write(_ bytes: [UInt8], now: SimTime, latency: SimDuration, bandwidth: Int64?) -> Bool {
         let wasEmpty = isEmpty
+        append(arrival(of: bytes.count, now: now, latency: latency, bandwidth: bandwidth), bytes)
+        return wasEmpty
+    }
+
+    /// When a write of `count` bytes arrives (its link serialises it after the earlier bytes;
+    /// it never overtakes them).
+    private mutating func arrival(of count: Int, now: SimTime, latency: SimDuration, bandwidth: Int64?) -> SimTime {
         var start = now > busyUntil ? now : busyUntil
         if let bw = bandwidth, bw > 0 {
-            let tx = SimDuration(nanoseconds: Int64(bytes.count) * 1_000_000_000 / bw)
+            let tx = SimDuration(nanoseconds: Int64(count) * 1_000_000_000 / bw)
             start += tx
             busyUntil = start
         }
-        var arrival = start + latency
-        if arrival < lastArrival { arrival = lastArrival }
+        let arrival = start + latency
+        return arrival < lastArrival ? lastArrival : arrival
+    }
+
+    /// Enqueues a write, in 2–3 segments when `split` (cut points drawn from `rng`); returns true
+    /// when the head changed (the caller schedules delivery).
+    mutating func write(_ bytes: [UInt8], now: SimTime, latency: SimDuration, bandwidth: Int64?,
+                        split: Bool, rng: inout RandomStream) -> Bool {
+        let wasEmpty = isEmpty
+        var arrival = self.arrival(of: bytes.count, now: now, latency: latency, bandwidth: bandwidth)
         if split && bytes.count >= 2 {
             // 2–3 segments at random cut points (drawn in this order, then sorted), each a
             // little later than the previous. No arrays: ~15 % of writes split.

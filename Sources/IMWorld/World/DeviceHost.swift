@@ -27,7 +27,7 @@ struct DeviceHost {
     let disk: SimDisk?
     var clock: DeviceClock
     var lifecycle: Lifecycle = .notStarted
-    var timers: [ClientTimer: EventID] = [:]
+    var timers = ClientTimerTable()
 
     // What the app knows (from callbacks), used by the world's app behaviour and script actions.
     var status: ConnectionStatus = .unconnected
@@ -61,7 +61,7 @@ struct ServerHost {
     var core: ServerCore
     let clock: ServerClock
     var up = true
-    var timers: [ServerTimer: EventID] = [:]
+    var timers = ServerTimerTable()
 }
 
 /// A user of the scenario.

@@ -212,7 +212,7 @@ public final class LedgerStatusRecorder: WorldObserver {
     public init() {}
 
     public func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
-        guard effects.callbackCount > 0 else { return }
+        guard effects.statusCallbackCount > 0 else { return }
         for case .callback(.connectionStatus(let s)) in effects {
             while statuses.count <= d { statuses.append([]) }
             if statuses[d].last != s.description { statuses[d].append(s.description) }

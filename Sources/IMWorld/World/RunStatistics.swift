@@ -21,6 +21,8 @@ public final class RunStatistics: WorldObserver {
     public init() {}
 
     public func world(_ world: World, device: Int, applied effects: AppliedClientEffects) {
+        // Only notes and callbacks count: most inputs have neither.
+        guard effects.callbackCount > 0 || effects.noteCount > 0 else { return }
         for e in effects {
             switch e {
             case .note(.stored(_, _, _, _, _, let isNew)) where isNew:

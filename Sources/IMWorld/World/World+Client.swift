@@ -18,7 +18,7 @@ extension World {
     /// then folds what the app was told into the digest.
     func applyClientEffects(_ effects: [ClientEffect], device d: Int) {
         var opened: [ConnectionID] = []
-        var callbacks = 0
+        var callbacks = 0, statuses = 0, notes = 0
         applyThenPublish({
             for effect in effects {
                 switch effect {
@@ -36,13 +36,15 @@ extension World {
                     if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
                 case .callback(let cb):
                     callbacks += 1
+                    if case .connectionStatus = cb { statuses += 1 }
                     appCallback(cb, device: d)
                 case .note:
-                    break
+                    notes += 1
                 }
             }
         }, {
-            let applied = AppliedClientEffects(effects, openedConnections: opened, callbackCount: callbacks)
+            let applied = AppliedClientEffects(effects, openedConnections: opened, callbackCount: callbacks,
+                                               statusCallbackCount: statuses, noteCount: notes)
             forEachObserver { $0.world(self, device: d, applied: applied) }
         })
         // After publishing: a trace checkpoint written among these effects' records holds the
@@ -166,8 +168,8 @@ extension World {
         guard devices[d].isRunning else { return }
         // The OS closes the app's sockets (FIN to the server) and its timers die with it.
         network.close(device: d)
-        for (_, id) in devices[d].timers.sorted(by: { $0.value.sequence < $1.value.sequence }) { sim.cancel(id) }
-        devices[d].timers = [:]
+        for id in devices[d].timers.armedBySchedule { sim.cancel(id) }
+        devices[d].timers = ClientTimerTable()
         devices[d].core = nil
         // The process dies: on a simulated device what it wrote stays, nothing more happens to
         // the files; the next process opens them (and recovers the WAL).

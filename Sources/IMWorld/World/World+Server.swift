@@ -42,8 +42,8 @@ extension World {
         server.up = false
         counters.serverCrashes += 1
         note(.serverDown)
-        for (_, id) in server.timers.sorted(by: { $0.value.sequence < $1.value.sequence }) { sim.cancel(id) }
-        server.timers = [:]
+        for id in server.timers.armedBySchedule { sim.cancel(id) }
+        server.timers = ServerTimerTable()
         network.serverCrashed()
         sim.schedule(.serverRestart, to: serverNode, after: downFor)
     }

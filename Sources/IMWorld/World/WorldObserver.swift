@@ -62,18 +62,34 @@ public struct AppliedClientEffects: RandomAccessCollection, Sendable {
     /// How many of `effects` are app callbacks: most inputs cause none, and an observer that
     /// only looks at callbacks skips the loop (copying each effect costs a retain/release).
     public let callbackCount: Int
+    /// How many of the callbacks are `connectionStatus` (rare: connects and disconnects).
+    public let statusCallbackCount: Int
+    /// How many of `effects` are `.note`s.
+    public let noteCount: Int
 
     public init(_ effects: [ClientEffect], openedConnections: [ConnectionID] = []) {
-        var callbacks = 0
-        for case .callback in effects { callbacks += 1 }
-        self.init(effects, openedConnections: openedConnections, callbackCount: callbacks)
+        var callbacks = 0, statuses = 0, notes = 0
+        for e in effects {
+            switch e {
+            case .callback(let cb):
+                callbacks += 1
+                if case .connectionStatus = cb { statuses += 1 }
+            case .note: notes += 1
+            default: break
+            }
+        }
+        self.init(effects, openedConnections: openedConnections, callbackCount: callbacks,
+                  statusCallbackCount: statuses, noteCount: notes)
     }
 
-    /// The world counts the callbacks as it applies them.
-    init(_ effects: [ClientEffect], openedConnections: [ConnectionID], callbackCount: Int) {
+    /// The world counts the callbacks and notes as it applies them.
+    init(_ effects: [ClientEffect], openedConnections: [ConnectionID], callbackCount: Int,
+         statusCallbackCount: Int, noteCount: Int) {
         self.effects = effects
         self.openedConnections = openedConnections
         self.callbackCount = callbackCount
+        self.statusCallbackCount = statusCallbackCount
+        self.noteCount = noteCount
     }
 
     @inlinable public var startIndex: Int { 0 }
