@@ -242,26 +242,31 @@ public struct ServerCore: Sendable {
         guard let i = connections.index(forKey: id) else { return }
         var frames = receivedFrames.take()
         defer { receivedFrames.putBack(&frames) }
+        // Handling frames never touches the decoder: its failure after the feed is the one to
+        // report after them (read now, no lookup later when there is none).
+        let failure: WireError?
         do {
-            try Self.feed(&connections.values[i], bytes, now: now, into: &frames)
+            failure = try Self.feed(&connections.values[i], bytes, now: now, into: &frames)
         } catch {
             protocolViolation(id, "\(error)", now: now)
             return
         }
         // Each frame moved out of the array for `dispatch` (not inlined, mutating `self`): read
         // in place it was copied for the call, and destroyed again when the array was emptied.
+        // The connection is open for the first frame (found above); a frame may close it.
         for k in frames.indices {
-            guard hasConnection(id) else { return }
+            if k > 0, !hasConnection(id) { return }
             dispatch(FrameScratch.moveOut(&frames, at: k), on: id, now: now)
         }
-        if let i = connections.index(forKey: id), let failure = inPlace(i, { $0.decoder.failure }) {
-            protocolViolation(id, "\(failure)", now: now)
-        }
+        if let failure { protocolViolation(id, "\(failure)", now: now) }
     }
 
-    private static func feed(_ c: inout Connection, _ bytes: [UInt8], now: Int64, into frames: inout [Frame]) throws {
+    /// Feeds the connection's decoder; answers its failure when the bytes completed frames
+    /// before a bad one (`feed` throws only when they completed none).
+    private static func feed(_ c: inout Connection, _ bytes: [UInt8], now: Int64, into frames: inout [Frame]) throws -> WireError? {
         c.lastActivity = now
         try c.decoder.feed(bytes, into: &frames)
+        return c.decoder.failure
     }
 
     mutating func protocolViolation(_ id: ConnectionID, _ description: String, now: Int64) {
