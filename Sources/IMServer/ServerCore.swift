@@ -144,10 +144,12 @@ public struct ServerCore: Sendable {
     }
 
     /// Writes one frame to a connection as a `.send` (most writes: no array of one frame).
-    mutating func write(_ id: ConnectionID, _ frame: Frame) {
+    /// `consuming`: the frame is moved into its encoding (frames are built at the call).
+    mutating func write(_ id: ConnectionID, _ frame: consuming Frame) {
+        let summary = Self.summary(frame)
         var bytes: [UInt8] = []
-        guard encode(frame, for: id, into: &bytes) else { return }
-        effect(.send(id, bytes, frames: [Self.summary(frame)]))
+        guard encode(consume frame, for: id, into: &bytes) else { return }
+        effect(.send(id, bytes, frames: [summary]))
     }
 
     /// Writes frames to a connection as one `.send`.
@@ -160,9 +162,9 @@ public struct ServerCore: Sendable {
     }
 
     /// Appends a frame's bytes; false (and a `protocolError` event) when it cannot be encoded.
-    private mutating func encode(_ frame: Frame, for id: ConnectionID, into bytes: inout [UInt8]) -> Bool {
+    private mutating func encode(_ frame: consuming Frame, for id: ConnectionID, into bytes: inout [UInt8]) -> Bool {
         do {
-            try StreamFraming.encode(frame, direction: .serverToClient, obfuscated: config.obfuscatedStreams, into: &bytes)
+            try StreamFraming.encode(consume frame, direction: .serverToClient, obfuscated: config.obfuscatedStreams, into: &bytes)
             return true
         } catch {
             // Only strings over 65,535 bytes fail, and every string here came from a u16-prefixed
