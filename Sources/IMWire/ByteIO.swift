@@ -145,9 +145,10 @@ struct ByteWriter {
 
     /// u16 length + the string's bytes in `encoding`. The length was checked by `WireString.size`.
     mutating func string(_ s: String, _ encoding: WireStringEncoding) {
+        let scan = encoding == .cesu8 && !WireString.isASCII(s, utf8Count: s.utf8.count)
         var s = s
         s.withUTF8 { utf8 in
-            let extra = encoding == .cesu8 ? CESU8.extraBytes(utf8) : 0
+            let extra = scan ? CESU8.extraBytes(utf8) : 0
             u16(UInt16(truncatingIfNeeded: utf8.count + extra))
             if extra == 0 { bytes(utf8) } else { p = CESU8.write(utf8, to: p) }
         }
@@ -170,10 +171,16 @@ extension Array where Element == UInt8 {
 }
 
 enum WireString {
+    /// True when `s` is ASCII (CESU-8 = UTF-8 then): every other scalar takes more UTF-8 bytes
+    /// than UTF-16 units, and for an ASCII native string `utf16.count` is O(1) (the string knows
+    /// it is ASCII) — no `withUTF8` closure and no scan for the usual header string.
+    @inline(__always)
+    static func isASCII(_ s: String, utf8Count: Int) -> Bool { s.utf16.count == utf8Count }
+
     /// Encoded size of a string field (2 + its length in `encoding`), or `.stringTooLong`.
     static func size(_ s: String, _ field: StaticString, _ encoding: WireStringEncoding = .utf8) throws(WireError) -> Int {
         var n = s.utf8.count
-        if encoding == .cesu8, n > 0 {
+        if encoding == .cesu8, n > 0, !WireString.isASCII(s, utf8Count: n) {
             var s = s
             n += s.withUTF8 { CESU8.extraBytes($0) }
         }

@@ -164,6 +164,18 @@ import Testing
         }
     }
 
+    /// The O(1) ASCII test (UTF-16 count = UTF-8 count) agrees with a byte scan, small and long
+    /// strings, native and built from substrings.
+    @Test func asciiTestAgreesWithAScan() {
+        var rng = RandomStream(seed: 3304)
+        for round in 0..<500 {
+            var s = Self.text(&rng)
+            if round % 3 == 0 { s = String(repeating: s, count: 1 + Int(rng.below(12))) }
+            if round % 5 == 0, let i = s.firstIndex(where: { _ in true }) { s = String(s[i...]) }
+            #expect(WireString.isASCII(s, utf8Count: s.utf8.count) == s.utf8.allSatisfy { $0 < 0x80 })
+        }
+    }
+
     /// The writer's CESU-8 against the reference, one string at a time (lengths and surrogates).
     @Test func cesu8StringsMatchTheUTF16Transcription() {
         var rng = RandomStream(seed: 3303)
