@@ -285,14 +285,15 @@ public struct ClientCore {
     // MARK: - Frames out
 
     /// Writes a frame on the current connection.
-    mutating func write(_ frame: Frame, topic: String = "") {
-        out.write(frame, topic: topic, obfuscated: config.obfuscatedStream)
+    mutating func write(_ frame: consuming Frame, topic: String = "") {
+        out.write(consume frame, topic: topic, obfuscated: config.obfuscatedStream)
     }
 
     /// Sends a request (PUBLISH qos 1 or QUERY) and tracks it with a 30 s timeout.
-    mutating func sendRequest(_ frame: Frame, topic: Topic, _ request: PendingRequest) {
-        write(frame, topic: topic.rawValue)
-        if let id = frame.messageId {
+    mutating func sendRequest(_ frame: consuming Frame, topic: Topic, _ request: PendingRequest) {
+        let messageId = frame.messageId
+        write(consume frame, topic: topic.rawValue)
+        if let id = messageId {
             requests.add(id, request)
             out.setTimer(.requestTimeout(messageId: id), after: config.requestTimeout)
         }

@@ -144,10 +144,12 @@ public struct ServerCore: Sendable {
     }
 
     /// Writes one frame to a connection as a `.send` (most writes: no array of one frame).
-    mutating func write(_ id: ConnectionID, _ frame: Frame) {
+    /// `consuming`: the frame is moved into its encoding (frames are built at the call).
+    mutating func write(_ id: ConnectionID, _ frame: consuming Frame) {
+        let summary = Self.summary(frame)
         var bytes: [UInt8] = []
-        guard encode(frame, for: id, into: &bytes) else { return }
-        effect(.send(id, bytes, frames: [Self.summary(frame)]))
+        guard encode(consume frame, for: id, into: &bytes) else { return }
+        effect(.send(id, bytes, frames: [summary]))
     }
 
     /// Writes frames to a connection as one `.send`.
@@ -160,9 +162,9 @@ public struct ServerCore: Sendable {
     }
 
     /// Appends a frame's bytes; false (and a `protocolError` event) when it cannot be encoded.
-    private mutating func encode(_ frame: Frame, for id: ConnectionID, into bytes: inout [UInt8]) -> Bool {
+    private mutating func encode(_ frame: consuming Frame, for id: ConnectionID, into bytes: inout [UInt8]) -> Bool {
         do {
-            try StreamFraming.encode(frame, direction: .serverToClient, obfuscated: config.obfuscatedStreams, into: &bytes)
+            try StreamFraming.encode(consume frame, direction: .serverToClient, obfuscated: config.obfuscatedStreams, into: &bytes)
             return true
         } catch {
             // Only strings over 65,535 bytes fail, and every string here came from a u16-prefixed
@@ -242,26 +244,31 @@ public struct ServerCore: Sendable {
         guard let i = connections.index(forKey: id) else { return }
         var frames = receivedFrames.take()
         defer { receivedFrames.putBack(&frames) }
+        // Handling frames never touches the decoder: its failure after the feed is the one to
+        // report after them (read now, no lookup later when there is none).
+        let failure: WireError?
         do {
-            try Self.feed(&connections.values[i], bytes, now: now, into: &frames)
+            failure = try Self.feed(&connections.values[i], bytes, now: now, into: &frames)
         } catch {
             protocolViolation(id, "\(error)", now: now)
             return
         }
         // Each frame moved out of the array for `dispatch` (not inlined, mutating `self`): read
         // in place it was copied for the call, and destroyed again when the array was emptied.
+        // The connection is open for the first frame (found above); a frame may close it.
         for k in frames.indices {
-            guard hasConnection(id) else { return }
+            if k > 0, !hasConnection(id) { return }
             dispatch(FrameScratch.moveOut(&frames, at: k), on: id, now: now)
         }
-        if let i = connections.index(forKey: id), let failure = inPlace(i, { $0.decoder.failure }) {
-            protocolViolation(id, "\(failure)", now: now)
-        }
+        if let failure { protocolViolation(id, "\(failure)", now: now) }
     }
 
-    private static func feed(_ c: inout Connection, _ bytes: [UInt8], now: Int64, into frames: inout [Frame]) throws {
+    /// Feeds the connection's decoder; answers its failure when the bytes completed frames
+    /// before a bad one (`feed` throws only when they completed none).
+    private static func feed(_ c: inout Connection, _ bytes: [UInt8], now: Int64, into frames: inout [Frame]) throws -> WireError? {
         c.lastActivity = now
         try c.decoder.feed(bytes, into: &frames)
+        return c.decoder.failure
     }
 
     mutating func protocolViolation(_ id: ConnectionID, _ description: String, now: Int64) {

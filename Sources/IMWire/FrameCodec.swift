@@ -38,56 +38,67 @@ enum FrameCodec {
 
     /// Appends the payload. Call `payloadSize` first: it validates the string lengths.
     static func writePayload(_ frame: Frame, _ direction: WireDirection, _ e: WireStringEncoding = .cesu8, into out: inout [UInt8]) {
+        guard let size = try? payloadSize(frame, direction, e), size > 0 else { return }
+        let start = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+        defer { start.deallocate() }
+        var w = ByteWriter(start)
+        writePayload(frame, direction, e, to: &w)
+        precondition(w.p == start + size, "frame size and writer disagree")
+        out.append(written: UnsafeBufferPointer(start: start, count: size))
+    }
+
+    /// Writes the payload through `w`, which has room for `payloadSize` bytes (validated by it).
+    static func writePayload(_ frame: Frame, _ direction: WireDirection, _ e: WireStringEncoding, to w: inout ByteWriter) {
         switch frame {
         case .connect(let c):
-            out.appendString(c.protocolName, e)
-            out.append(c.protocolVersion)
-            out.append(c.connectFlags)
-            out.appendU16(c.keepAlive)
-            out.appendString(c.clientId, e)
-            if let k = c.appKey { out.appendString(k, e) }
-            if let t = c.token { out.appendString(t, e) }
+            w.string(c.protocolName, e)
+            w.u8(c.protocolVersion)
+            w.u8(c.connectFlags)
+            w.u16(c.keepAlive)
+            w.string(c.clientId, e)
+            if let k = c.appKey { w.string(k, e) }
+            if let t = c.token { w.string(t, e) }
         case .connack(let c):
-            out.append(c.reserved)
-            out.append(c.statusCode)
+            w.u8(c.reserved)
+            w.u8(c.statusCode)
             if let s = c.session {
-                out.appendString(s.userId, e)
-                out.appendString(s.sessionId, e)
-                out.appendI64(s.timestamp)
+                w.string(s.userId, e)
+                w.string(s.sessionId, e)
+                w.i64(s.timestamp)
             }
         case .publish(let p):
-            if direction == .serverToClient { out.appendU32(p.date) }
-            out.appendString(p.topic, e)
-            out.appendString(p.targetId, e)
-            out.appendU16(p.messageId)
-            out.append(contentsOf: p.body)
+            if direction == .serverToClient { w.u32(p.date) }
+            w.string(p.topic, e)
+            w.string(p.targetId, e)
+            w.u16(p.messageId)
+            w.bytes(p.body)
         case .puback(let p):
-            out.appendU16(p.messageId)
+            w.u16(p.messageId)
             if direction == .serverToClient {
-                out.appendU32(p.date)
-                out.appendU16(p.status)
-                out.appendU16(p.millis)
-                out.appendString(p.messageUId, e)
+                w.u32(p.date)
+                w.u16(p.status)
+                w.u16(p.millis)
+                w.string(p.messageUId, e)
             }
         case .query(let q):
-            out.appendString(q.topic, e)
-            out.appendString(q.targetId, e)
-            out.appendU16(q.messageId)
-            out.append(contentsOf: q.body)
+            w.string(q.topic, e)
+            w.string(q.targetId, e)
+            w.u16(q.messageId)
+            w.bytes(q.body)
         case .queryAck(let q):
-            out.appendU16(q.messageId)
-            out.appendU32(q.date)
-            out.appendU16(q.status)
-            out.append(contentsOf: q.body)
+            w.u16(q.messageId)
+            w.u32(q.date)
+            w.u16(q.status)
+            w.bytes(q.body)
         case .queryConfirm(let q):
-            out.appendU16(q.messageId)
+            w.u16(q.messageId)
         case .subscribeFamily(let r):
-            out.append(contentsOf: r.payload)
+            w.bytes(r.payload)
         case .pingReq, .pingResp:
             break
         case .disconnect(let d):
-            out.append(d.reserved)
-            out.append(d.statusCode)
+            w.u8(d.reserved)
+            w.u8(d.statusCode)
         }
     }
 

@@ -13,9 +13,14 @@ public enum MessageFraming {
     public static func encode(_ frame: Frame, direction: WireDirection, strings: WireStringEncoding = .cesu8,
                               into out: inout [UInt8]) throws(WireError) {
         let size = try FrameCodec.payloadSize(frame, direction, strings)
-        out.reserveCapacity(out.count + 1 + size)
-        out.append(frame.flags.byte0(frame.type))
-        FrameCodec.writePayload(frame, direction, strings, into: &out)
+        let count = 1 + size
+        let start = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
+        defer { start.deallocate() }
+        start.initialize(to: frame.flags.byte0(frame.type))
+        var w = ByteWriter(start + 1)
+        FrameCodec.writePayload(frame, direction, strings, to: &w)
+        precondition(w.p == start + count, "frame size and writer disagree")
+        out.append(written: UnsafeBufferPointer(start: start, count: count))
     }
 
     /// Decodes exactly one frame from one transport message.

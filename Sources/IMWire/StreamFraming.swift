@@ -12,42 +12,23 @@ public enum StreamFraming {
 
     /// The frame as stream bytes.
     /// Header strings are written as `strings` (default: CESU-8, what the official clients write).
-    public static func encode(_ frame: Frame, direction: WireDirection, obfuscated: Bool = false,
+    public static func encode(_ frame: consuming Frame, direction: WireDirection, obfuscated: Bool = false,
                               strings: WireStringEncoding = .cesu8) throws(WireError) -> [UInt8] {
         var out: [UInt8] = []
-        try encode(frame, direction: direction, obfuscated: obfuscated, strings: strings, into: &out)
+        try encode(consume frame, direction: direction, obfuscated: obfuscated, strings: strings, into: &out)
         return out
     }
 
     /// Appends the frame's stream bytes to `out` (several frames can share one buffer / one write).
-    public static func encode(_ frame: Frame, direction: WireDirection, obfuscated: Bool = false,
+    /// `consuming`: the frame is moved into the bytes' writer, not copied (its strings and body
+    /// retained and released again); a caller that keeps its frame pays that copy.
+    public static func encode(_ frame: consuming Frame, direction: WireDirection, obfuscated: Bool = false,
                               strings: WireStringEncoding = .cesu8, into out: inout [UInt8]) throws(WireError) {
         let size = try FrameCodec.payloadSize(frame, direction, strings)
         guard size <= maxRemainingLength else { throw .lengthOverflow(offset: 2) }
-        // Exact for the first frame of a buffer; doubling when frames share one (one write).
-        let needed = out.count + 6 + size
-        if out.capacity < needed { out.reserveCapacity(out.isEmpty ? needed : max(needed, 2 * out.capacity)) }
         let byte0 = frame.flags.byte0(frame.type)
-        out.append(byte0)
-        let checksumIndex = out.count
-        out.append(0)
-        var checksum = byte0
-        var n = size
-        repeat {
-            var b = UInt8(n & 0x7F)
-            n >>= 7
-            if n > 0 { b |= 0x80 }
-            checksum ^= b
-            out.append(b)
-        } while n > 0
-        out[checksumIndex] = checksum
-        let payloadStart = out.count
-        FrameCodec.writePayload(frame, direction, strings, into: &out)
-        if obfuscated {
-            out.withUnsafeMutableBufferPointer { buf in
-                xor(UnsafeMutableBufferPointer(rebasing: buf[payloadStart...]))
-            }
-        }
+        out.append(contentsOf: StreamFrameBytes(frame: consume frame, direction: direction, strings: strings,
+                                                obfuscated: obfuscated, byte0: byte0, size: size))
     }
 
     /// XORs `payload` with the repeating key, in place (its own inverse).
@@ -63,5 +44,49 @@ public enum StreamFraming {
             }
         }
         for i in (words * 8)..<payload.count { payload[i] ^= obfuscationKey[i & 7] }
+    }
+}
+
+/// One frame's stream bytes as a sequence that `Array.append(contentsOf:)` has write itself,
+/// through one pointer, into the array's new storage (`_copyContents`): one allocation of the
+/// frame's size for an empty array, no per-byte capacity checks, no temporary buffer.
+struct StreamFrameBytes: Sequence {
+    let frame: Frame
+    let direction: WireDirection
+    let strings: WireStringEncoding
+    let obfuscated: Bool
+    let byte0: UInt8
+    /// The payload's size (`FrameCodec.payloadSize`, validated).
+    let size: Int
+
+    var lengthBytes: Int { size < 0x80 ? 1 : size < 0x4000 ? 2 : size < 0x20_0000 ? 3 : 4 }
+    /// Exact: `append` reserves this much and checks it was written.
+    var underestimatedCount: Int { 2 + lengthBytes + size }
+
+    func makeIterator() -> EmptyCollection<UInt8>.Iterator { EmptyCollection<UInt8>.Iterator() }
+
+    __consuming func _copyContents(initializing buf: UnsafeMutableBufferPointer<UInt8>)
+        -> (EmptyCollection<UInt8>.Iterator, Int) {
+        let count = underestimatedCount
+        precondition(buf.count >= count, "frame bytes: no room reserved")
+        let start = buf.baseAddress!
+        var checksum = byte0
+        var n = size
+        var k = 2
+        repeat {
+            var b = UInt8(n & 0x7F)
+            n >>= 7
+            if n > 0 { b |= 0x80 }
+            checksum ^= b
+            start[k] = b
+            k += 1
+        } while n > 0
+        start[0] = byte0
+        start[1] = checksum
+        var w = ByteWriter(start + k)
+        FrameCodec.writePayload(frame, direction, strings, to: &w)
+        precondition(w.p == start + count, "frame size and writer disagree")
+        if obfuscated { StreamFraming.xor(UnsafeMutableBufferPointer(start: start + k, count: size)) }
+        return (EmptyCollection<UInt8>.Iterator(), count)
     }
 }

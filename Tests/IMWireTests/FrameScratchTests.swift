@@ -39,6 +39,29 @@ struct FrameScratchTests {
         #expect(scratch.capacity == capacity)
     }
 
+    @Test("putBack releases the frames it empties (their payloads are no longer held)")
+    func putBackReleases() {
+        var scratch = FrameScratch()
+        for n in [1, 2, 5] {
+            var frames = scratch.take()
+            #expect(frames.isEmpty)
+            var bodies: [[UInt8]] = []
+            for f in Self.frames(n) {
+                guard case .publish(let p) = f else { continue }
+                bodies.append(p.body)
+                frames.append(f)
+            }
+            scratch.putBack(&frames)
+            #expect(scratch.capacity >= n)
+            // Held by nothing else: writing a byte does not copy the storage.
+            for k in bodies.indices {
+                let before = bodies[k].withUnsafeBufferPointer { $0.baseAddress }
+                bodies[k][0] ^= 0xFF
+                #expect(bodies[k].withUnsafeBufferPointer { $0.baseAddress } == before)
+            }
+        }
+    }
+
     @Test("moveOut hands each frame over unchanged and leaves a payload-free frame in its place")
     func moveOut() {
         var frames = Self.frames(3)

@@ -54,14 +54,16 @@ struct EffectBuffer {
     mutating func cancelTimer(_ t: ClientTimer) { push(.cancelTimer(t)) }
 
     /// Appends a frame's stream bytes to the pending write.
-    mutating func write(_ frame: Frame, topic: String, obfuscated: Bool) {
+    /// `consuming`: the frame is moved into its encoding, not copied.
+    mutating func write(_ frame: consuming Frame, topic: String, obfuscated: Bool) {
+        let outgoing = OutgoingFrame(type: frame.type, messageId: frame.messageId ?? 0, topic: topic)
         do {
-            try StreamFraming.encode(frame, direction: .clientToServer, obfuscated: obfuscated, into: &bytes)
-            frames.append(OutgoingFrame(type: frame.type, messageId: frame.messageId ?? 0, topic: topic))
+            try StreamFraming.encode(consume frame, direction: .clientToServer, obfuscated: obfuscated, into: &bytes)
+            frames.append(outgoing)
         } catch {
             // Only strings over 65,535 bytes or a protobuf missing a required field get here:
             // a bug in the core or an absurd API argument, never wire input.
-            note(.ignored(input: "write \(frame.type) \(topic)", reason: "encode failed: \(error)"))
+            note(.ignored(input: "write \(outgoing.type) \(topic)", reason: "encode failed: \(error)"))
         }
     }
 
