@@ -136,6 +136,11 @@ import Testing
             if n != effects.callbackCount || recounted.callbackCount != n { wrong += 1 }
             if s != effects.statusCallbackCount || recounted.statusCallbackCount != s { wrong += 1 }
             if k != effects.noteCount || recounted.noteCount != k { wrong += 1 }
+            // Iterating yields the effects in order (its own iterator walks the array).
+            var walked = 0
+            for (i, e) in zip(effects.indices, effects) where "\(e)" != "\(effects.effects[i])" { wrong += 1 }
+            for _ in effects { walked += 1 }
+            if walked != effects.effects.count { wrong += 1 }
         }
         func world(_ world: World, serverApplied effects: AppliedServerEffects) {
             var n = 0

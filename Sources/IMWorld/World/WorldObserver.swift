@@ -95,6 +95,10 @@ public struct AppliedClientEffects: RandomAccessCollection, Sendable {
     @inlinable public var startIndex: Int { 0 }
     @inlinable public var endIndex: Int { effects.count }
     @inlinable public subscript(i: Int) -> ClientEffect { effects[i] }
+    /// `for e in applied` walks the effects array itself: the default iterator holds a copy of
+    /// this whole struct, copied through outlined code now that it has five fields (~100
+    /// instructions per oracle call, session 33).
+    @inlinable public func makeIterator() -> IndexingIterator<[ClientEffect]> { effects.makeIterator() }
 }
 
 /// The server core's effects for one input, as the world applied them. A message the server
