@@ -122,27 +122,9 @@ import Testing
 
     /// Pins `scaleByExp2` to the bit-by-bit product over the fraction's bits, highest first
     /// (the latency draws, and so every digest, depend on its last bit): a faster version must
-    /// give exactly this.
+    /// give exactly this (the loop is `FixedPointExp2Tests.reference`).
     @Test func scaleByExp2MatchesTheBitByBitProduct() {
-        func reference(_ value: Int64, _ y: Int64) -> Int64 {
-            if value <= 0 { return 0 }
-            let frac = UInt64(y & 0xFFFF_FFFF)
-            var r: UInt64 = 1 << 62
-            for k in 0..<32 where frac & (1 << UInt64(31 - k)) != 0 {
-                let p = r.multipliedFullWidth(by: FixedPoint.exp2Steps[k])
-                r = (p.high << 2) | (p.low >> 62)
-            }
-            let p = UInt64(value).multipliedFullWidth(by: r)
-            let shift = 62 - (y >> 32)
-            if shift >= 128 { return 0 }
-            if shift <= 0 { return Int64.max }
-            let result: UInt64
-            if shift >= 64 { result = p.high >> UInt64(shift - 64) } else {
-                if p.high >> UInt64(shift) != 0 { return Int64.max }
-                result = (p.high << UInt64(64 - shift)) | (p.low >> UInt64(shift))
-            }
-            return result > UInt64(Int64.max) ? Int64.max : Int64(result)
-        }
+        let reference = FixedPointExp2Tests.reference
         var rng = RandomStream(seed: 31)
         for i in 0..<20_000 {
             let value = Int64(rng.next() >> UInt64(1 + i % 40))
