@@ -257,12 +257,7 @@ extension ClientCore {
         guard q.status == 0 else {
             return chatroomRequestRefused(roomId, what: "chrmPull", status: q.status)
         }
-        var page: RMTPDownStreamMessages
-        do {
-            page = try q.decodeBody(RMTPDownStreamMessages.self)
-        } catch {
-            return out.note(.ignored(input: "chrmPull \(roomId)", reason: "\(error)"))
-        }
+        guard var page = chatroomPullPage(roomId, q) else { return }
         let cursorBefore = rooms.update(at: r) { $0.cursor }
         // Ids shown from this page, in order. They join the cache only once the page is stored
         // (a page that is not stored leaves the cache as it was); meanwhile the cache a join
@@ -329,6 +324,16 @@ extension ClientCore {
         if !roomsToRepull.isEmpty { roomsToRepull.remove(roomId) }
         if let queued, queued > cursor, rooms[roomId]?.isJoined == true {
             sendChatroomPull(roomId, syncTime: cursor, count: config.chatroomPullCount, isJoinPull: false)
+        }
+    }
+
+    /// The answer's page, or nil (noted) when its body does not decode.
+    private mutating func chatroomPullPage(_ roomId: String, _ q: Frame.QueryAck) -> RMTPDownStreamMessages? {
+        do {
+            return try q.decodeBody(RMTPDownStreamMessages.self)
+        } catch {
+            out.note(.ignored(input: "chrmPull \(roomId)", reason: "\(error)"))
+            return nil
         }
     }
 
