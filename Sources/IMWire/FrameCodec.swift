@@ -36,17 +36,6 @@ enum FrameCodec {
         }
     }
 
-    /// Appends the payload. Call `payloadSize` first: it validates the string lengths.
-    static func writePayload(_ frame: Frame, _ direction: WireDirection, _ e: WireStringEncoding = .cesu8, into out: inout [UInt8]) {
-        guard let size = try? payloadSize(frame, direction, e), size > 0 else { return }
-        let start = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-        defer { start.deallocate() }
-        var w = ByteWriter(start)
-        writePayload(frame, direction, e, to: &w)
-        precondition(w.p == start + size, "frame size and writer disagree")
-        out.append(written: UnsafeBufferPointer(start: start, count: size))
-    }
-
     /// Writes the payload through `w`, which has room for `payloadSize` bytes (validated by it).
     static func writePayload(_ frame: Frame, _ direction: WireDirection, _ e: WireStringEncoding, to w: inout ByteWriter) {
         switch frame {

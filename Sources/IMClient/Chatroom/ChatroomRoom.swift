@@ -86,7 +86,7 @@ struct ChatroomTable: Sendable {
 
     mutating func update(_ roomId: String, _ body: (inout ChatroomRoom) -> Void) {
         guard let i = index(of: roomId) else { return }
-        body(&rooms[i])
+        update(at: i, body)
     }
 
     /// Updates the room at `i` (from `index(of:)`, no change to the table since) in place.
