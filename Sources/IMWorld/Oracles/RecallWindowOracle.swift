@@ -30,6 +30,8 @@ final class RecallWindowOracle: Oracle {
     static let oracleName = "recall-window"
     let name = RecallWindowOracle.oracleName
     let hooks: OracleHooks = [.input, .applied, .serverApplied, .note]
+    let appliedKinds: AppliedKinds = [.messageInserted, .sendResult, .received, .send]
+    let serverAppliedKinds: ServerAppliedKinds = [.restarted]
     unowned let suite: OracleSuite
 
     private struct Ask {
