@@ -71,7 +71,8 @@ final class UnreadModelOracle: Oracle {
         }
         clearedNow = nil
         func touch(_ c: ConversationKey) { if c.type != .chatroom, !touched.contains(c) { touched.append(c) } }
-        for e in effects {
+        // Only callbacks are followed below (most lists have none).
+        for e in effects.callbackCount > 0 ? effects.effects : [] {
             switch e {
             case .callback(.received(let m, _, _, _)) where m.conversation.type != .chatroom:
                 if m.isUnreadCounted, m.messageId > 0 {
@@ -93,6 +94,7 @@ final class UnreadModelOracle: Oracle {
                 break
             }
         }
+        guard !touched.isEmpty else { return }
         let reads = suite.storeReads(world, d)
         for c in touched { check(world, d, c, reads) }
     }

@@ -71,7 +71,7 @@ final class RecallWindowOracle: Oracle {
 
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
         ensure(d)
-        asking = nil
+        if asking != nil { asking = nil }
         switch input {
         case .api(.recall(let id)):
             let user = world.userId(ofDevice: d)
