@@ -535,8 +535,15 @@ public final class MessagePaths {
     }
 
     func add(_ uid: String, _ step: Step) {
-        // One hash lookup (in place), not two.
-        Self.append(step, to: &steps[uid, default: []], max: maxSteps)
+        // One hash lookup (in place), not two; room for a message's usual steps (send, accept,
+        // fan-out, store, notify) at once, not grown 1, 2, 4, 8.
+        Self.append(step, to: &steps[uid, default: Self.emptySteps()], max: maxSteps)
+    }
+
+    private static func emptySteps() -> [Step] {
+        var steps: [Step] = []
+        steps.reserveCapacity(8)
+        return steps
     }
 
     private static func append(_ step: Step, to list: inout [Step], max: Int) {
