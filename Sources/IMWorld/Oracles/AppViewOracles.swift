@@ -19,6 +19,7 @@ final class UnreadModelOracle: Oracle {
     static let oracleName = "unread-model"
     let name = UnreadModelOracle.oracleName
     let hooks: OracleHooks = [.input, .applied, .note]
+    let inputKinds: InputKinds = [.api]
     unowned let suite: OracleSuite
     /// Per device: conversation → (messageId → sentTime) of messages the model holds unread.
     private var unread: [[ConversationKey: [Int64: Int64]]] = []
@@ -70,7 +71,8 @@ final class UnreadModelOracle: Oracle {
         }
         clearedNow = nil
         func touch(_ c: ConversationKey) { if c.type != .chatroom, !touched.contains(c) { touched.append(c) } }
-        for e in effects {
+        // Only callbacks are followed below (most lists have none).
+        for e in effects.callbackCount > 0 ? effects.effects : [] {
             switch e {
             case .callback(.received(let m, _, _, _)) where m.conversation.type != .chatroom:
                 if m.isUnreadCounted, m.messageId > 0 {
@@ -92,6 +94,7 @@ final class UnreadModelOracle: Oracle {
                 break
             }
         }
+        guard !touched.isEmpty else { return }
         let reads = suite.storeReads(world, d)
         for c in touched { check(world, d, c, reads) }
     }
@@ -178,6 +181,7 @@ final class DeliveryOrderOracle: Oracle {
     static let oracleName = "delivery-order"
     let name = DeliveryOrderOracle.oracleName
     let hooks: OracleHooks = [.applied, .note]
+    let appliedKinds: AppliedKinds = [.received]
     unowned let suite: OracleSuite
     private struct Key: Hashable { var conversation: ConversationKey; var send: Bool }
     /// Per device: (conversation, direction) → (newest sentTime told, its messageUId).
@@ -221,6 +225,9 @@ final class RecallCopiesOracle: Oracle {
     static let oracleName = "recall"
     let name = RecallCopiesOracle.oracleName
     let hooks: OracleHooks = [.input, .applied, .serverApplied]
+    let inputKinds: InputKinds = [.api]
+    let appliedKinds: AppliedKinds = [.received, .messageInserted, .sendResult, .recalled, .recallResult]
+    let serverAppliedKinds: ServerAppliedKinds = [.recalled]
     unowned let suite: OracleSuite
     /// messageUId → per device the local messageIds that showed it.
     private var shown: [String: [Int: Set<Int64>]] = [:]
@@ -312,6 +319,8 @@ final class ResendIdentityOracle: Oracle {
     static let oracleName = "resend"
     let name = ResendIdentityOracle.oracleName
     let hooks: OracleHooks = [.applied, .serverApplied]
+    let appliedKinds: AppliedKinds = [.messageInserted]
+    let serverAppliedKinds: ServerAppliedKinds = [.restarted, .messageAccepted]
     unowned let suite: OracleSuite
     private struct Key: Hashable { var device: Int; var conversation: ConversationKey; var objectName: String }
     private var created: [Key: Int] = [:]

@@ -219,7 +219,8 @@ final class ChatroomOracle: Oracle {
     /// without a `messageAccepted`); a high-priority drop in a window where more low-priority
     /// messages got in than there are shared slots means low took reserved high slots (B13).
     private func quota(_ world: World) {
-        guard let model = suite.quotaModel else { return }
+        // Most lists drop nothing: the model (read as a copy) only then.
+        guard suite.quotaJudgements.contains(where: \.dropped), let model = suite.quotaModel else { return }
         let k = model.knobs
         for j in suite.quotaJudgements where j.dropped {
             let m = j.message, w = j.window

@@ -32,6 +32,8 @@ final class ConnectOutcomeOracle: Oracle {
     static let oracleName = "connect-outcome"
     let name = ConnectOutcomeOracle.oracleName
     let hooks: OracleHooks = [.dispatching, .input, .applied, .note]
+    let inputKinds: InputKinds = [.api, .lifecycle]
+    let appliedKinds: AppliedKinds = [.connection]
     unowned let suite: OracleSuite
 
     private struct Device {

@@ -48,7 +48,7 @@ final class ContentOracle: Oracle {
                 if let cuid = row.clientUniqueId { mentionAsked[SendKey(device: d, clientUniqueId: cuid)] = mentioned }
             }
         }
-        guard !reported.contains(d) else { return }
+        guard effects.callbackCount > 0, !reported.contains(d) else { return }
         for e in effects {
             switch e {
             case .callback(.received(let m, _, _, _)):

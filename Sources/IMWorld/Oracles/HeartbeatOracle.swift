@@ -20,6 +20,7 @@ final class HeartbeatOracle: Oracle {
     static let oracleName = "heartbeat"
     let name = HeartbeatOracle.oracleName
     let hooks: OracleHooks = [.input, .applied, .note]
+    let appliedKinds: AppliedKinds = [.send, .closeConnection]
     unowned let suite: OracleSuite
 
     private struct Device {

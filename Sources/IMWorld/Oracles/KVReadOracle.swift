@@ -16,6 +16,7 @@ final class KVReadOracle: Oracle {
     static let oracleName = "kv-read"
     let name = KVReadOracle.oracleName
     let hooks: OracleHooks = [.applied, .note]
+    let appliedKinds: AppliedKinds = [.chatroomMembership, .chatroomKVAnswer]
     unowned let suite: OracleSuite
     /// Per device: the rooms the app was told it is in.
     private var inRoom: [Set<String>] = []

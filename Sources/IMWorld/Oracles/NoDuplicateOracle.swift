@@ -17,6 +17,8 @@ import SimKernel
 final class NoDuplicateOracle: Oracle {
     let name = "no-duplicate"
     let hooks: OracleHooks = [.serverApplied, .applied, .note]
+    let appliedKinds: AppliedKinds = [.messageInserted, .stored, .sendResult, .received, .chatroomMembership]
+    let serverAppliedKinds: ServerAppliedKinds = [.messageAccepted]
     unowned let suite: OracleSuite
     /// Per device: the device-local rule shared with `imsim replay` (rows, notifications,
     /// conversations).

@@ -32,6 +32,8 @@ import SimKernel
 final class NoLossOracle: Oracle {
     let name = "no-loss"
     let hooks: OracleHooks = [.dispatching, .input, .applied, .serverApplied, .note]
+    let appliedKinds: AppliedKinds = [.stored, .connection, .chatroomMembership, .chatroomState]
+    let serverAppliedKinds: ServerAppliedKinds = [.messageAccepted, .dropped]
     unowned let suite: OracleSuite
     let chatroomGrace = SimDuration.seconds(10)
 

@@ -22,6 +22,8 @@ final class OneRoomOracle: Oracle {
     static let oracleName = "one-room"
     let name = OneRoomOracle.oracleName
     let hooks: OracleHooks = [.input, .applied, .note]
+    let inputKinds: InputKinds = [.api]
+    let appliedKinds: AppliedKinds = [.chatroomMembership]
     unowned let suite: OracleSuite
 
     private struct Device {

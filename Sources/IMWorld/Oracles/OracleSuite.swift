@@ -12,6 +12,12 @@ public protocol Oracle: WorldObserver {
     /// The facts this oracle is handed: the suite calls it only for these hooks (every other
     /// hook of the oracle must be the protocol's empty default). `.all` unless it says less.
     var hooks: OracleHooks { get }
+    /// The effects its applied hook looks at (`.every` unless it says less; see `AppliedKinds`).
+    var appliedKinds: AppliedKinds { get }
+    /// The server events its serverApplied hook looks at (`.every` unless it says less).
+    var serverAppliedKinds: ServerAppliedKinds { get }
+    /// The inputs its input hook looks at (`.every` unless it says less).
+    var inputKinds: InputKinds { get }
     /// Called once when the run has ended (after the liveness phase).
     func finalCheck(_ world: World)
 }
@@ -34,6 +40,130 @@ public struct OracleHooks: OptionSet, Sendable {
 
 extension Oracle {
     public var hooks: OracleHooks { .all }
+    public var appliedKinds: AppliedKinds { .every }
+    public var serverAppliedKinds: ServerAppliedKinds { .every }
+    public var inputKinds: InputKinds { .every }
+}
+
+/// The client inputs an oracle's input hook looks at, as `AppliedKinds` for effect lists (most
+/// inputs are bytes read and timers; few oracles follow more than the app's calls).
+public struct InputKinds: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Set in every input's kinds.
+    public static let every = InputKinds(rawValue: 1 << 0)
+    public static let api = InputKinds(rawValue: 1 << 1)
+    public static let transport = InputKinds(rawValue: 1 << 2)
+    public static let timerFired = InputKinds(rawValue: 1 << 3)
+    public static let lifecycle = InputKinds(rawValue: 1 << 4)
+    public static let networkChanged = InputKinds(rawValue: 1 << 5)
+
+    /// `.every` and the input's kind.
+    public static func of(_ input: ClientInput) -> InputKinds {
+        switch input {
+        case .api: return [.every, .api]
+        case .transport: return [.every, .transport]
+        case .timerFired: return [.every, .timerFired]
+        case .lifecycle: return [.every, .lifecycle]
+        case .networkChanged: return [.every, .networkChanged]
+        }
+    }
+}
+
+/// The server events an oracle's `world(_:serverApplied:)` looks at, as `AppliedKinds` for client
+/// effect lists (most server lists accept no message: frames, timers, fan-outs).
+public struct ServerAppliedKinds: OptionSet, Sendable {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    /// Set in every list's kinds.
+    public static let every = ServerAppliedKinds(rawValue: 1 << 0)
+    public static let messageAccepted = ServerAppliedKinds(rawValue: 1 << 1)
+    public static let dropped = ServerAppliedKinds(rawValue: 1 << 2)
+    public static let restarted = ServerAppliedKinds(rawValue: 1 << 3)
+    public static let recalled = ServerAppliedKinds(rawValue: 1 << 4)
+    public static let kicked = ServerAppliedKinds(rawValue: 1 << 5)
+    public static let reconnectRefused = ServerAppliedKinds(rawValue: 1 << 6)
+    /// Every other event.
+    public static let otherEvent = ServerAppliedKinds(rawValue: 1 << 7)
+
+    /// The kind of one event.
+    public static func of(_ e: ServerEvent) -> ServerAppliedKinds {
+        switch e {
+        case .messageAccepted: return .messageAccepted
+        case .dropped: return .dropped
+        case .restarted: return .restarted
+        case .recalled: return .recalled
+        case .kicked: return .kicked
+        case .reconnectRefused: return .reconnectRefused
+        default: return .otherEvent
+        }
+    }
+}
+
+/// The kinds of client effect an oracle's `world(_:device:applied:)` looks at: the suite hands it
+/// an effect list only when the list holds one of them (most lists are a frame and a timer).
+/// `.every` (the default): every list, even one with none of its kinds — for an oracle that does
+/// something per list (consumes what its input hook noted, judges the list as a whole).
+public struct AppliedKinds: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// Set in every list's kinds.
+    public static let every = AppliedKinds(rawValue: 1 << 0)
+    public static let openConnection = AppliedKinds(rawValue: 1 << 1)
+    public static let send = AppliedKinds(rawValue: 1 << 2)
+    public static let closeConnection = AppliedKinds(rawValue: 1 << 3)
+    /// `setTimer`, `cancelTimer`.
+    public static let timer = AppliedKinds(rawValue: 1 << 4)
+    /// `connectionStatus`, `connected`, `connectError`.
+    public static let connection = AppliedKinds(rawValue: 1 << 5)
+    public static let messageInserted = AppliedKinds(rawValue: 1 << 6)
+    public static let sendResult = AppliedKinds(rawValue: 1 << 7)
+    public static let received = AppliedKinds(rawValue: 1 << 8)
+    public static let recalled = AppliedKinds(rawValue: 1 << 9)
+    public static let recallResult = AppliedKinds(rawValue: 1 << 10)
+    public static let syncReadStatus = AppliedKinds(rawValue: 1 << 11)
+    /// `chatroomJoined`, `chatroomJoinFailed`, `chatroomQuit`, `chatroomKicked`, `chatroomDestroyed`.
+    public static let chatroomMembership = AppliedKinds(rawValue: 1 << 12)
+    /// `chatroomKV`, `chatroomKVResult` (the answers to the app's KV calls).
+    public static let chatroomKVAnswer = AppliedKinds(rawValue: 1 << 13)
+    public static let history = AppliedKinds(rawValue: 1 << 14)
+    public static let remoteHistory = AppliedKinds(rawValue: 1 << 15)
+    /// Every other callback (`dbOpened`, `readReceipt`, the KV sync callbacks).
+    public static let otherCallback = AppliedKinds(rawValue: 1 << 16)
+    /// `note(.stored)`.
+    public static let stored = AppliedKinds(rawValue: 1 << 17)
+    /// `note(.chatroomState)`.
+    public static let chatroomState = AppliedKinds(rawValue: 1 << 18)
+    /// Every other note.
+    public static let otherNote = AppliedKinds(rawValue: 1 << 19)
+
+    /// The kind of one effect.
+    public static func of(_ e: ClientEffect) -> AppliedKinds {
+        switch e {
+        case .openConnection: return .openConnection
+        case .send: return .send
+        case .closeConnection: return .closeConnection
+        case .setTimer, .cancelTimer: return .timer
+        case .callback(let c):
+            switch c {
+            case .connectionStatus, .connected, .connectError: return .connection
+            case .messageInserted: return .messageInserted
+            case .sendResult: return .sendResult
+            case .received: return .received
+            case .recalled: return .recalled
+            case .recallResult: return .recallResult
+            case .syncReadStatus: return .syncReadStatus
+            case .chatroomJoined, .chatroomJoinFailed, .chatroomQuit, .chatroomKicked, .chatroomDestroyed: return .chatroomMembership
+            case .chatroomKV, .chatroomKVResult: return .chatroomKVAnswer
+            case .history: return .history
+            case .remoteHistory: return .remoteHistory
+            default: return .otherCallback
+            }
+        case .note(.stored): return .stored
+        case .note(.chatroomState): return .chatroomState
+        case .note: return .otherNote
+        }
+    }
 }
 
 /// Which oracles run, and what happens at the first violation.
@@ -210,7 +340,10 @@ public final class OracleSuite: WorldObserver {
         case .transport(.closed(let r)): coverage.hit("connection closed: \(r.rawValue)")
         default: break
         }
-        for o in onInput { o.world(world, device: device, input: input, localMs: localMs) }
+        let kinds = InputKinds.of(input)
+        for i in onInput.indices where !onInputKinds[i].isDisjoint(with: kinds) {
+            onInput[i].world(world, device: device, input: input, localMs: localMs)
+        }
     }
 
     /// Reads of device `d`'s store shared by the oracles judging its effect list, or nil (read
@@ -232,7 +365,9 @@ public final class OracleSuite: WorldObserver {
             if device < readers.count { readers[device]?.forget() }
             readsDevice = -1
         }
+        var kinds = AppliedKinds.every
         for e in effects {
+            kinds.formUnion(.of(e))
             switch e {
             case .callback(.messageInserted(let row)):
                 if let cuid = row.clientUniqueId { paths.sent(device: device, clientUniqueId: cuid, messageId: row.messageId, at: world.now) }
@@ -260,7 +395,9 @@ public final class OracleSuite: WorldObserver {
             }
         }
         quotaModel?.clientSent(effects.effects)
-        for o in onApplied { o.world(world, device: device, applied: effects) }
+        for i in onApplied.indices where !onAppliedKinds[i].isDisjoint(with: kinds) {
+            onApplied[i].world(world, device: device, applied: effects)
+        }
     }
 
     /// The §6 window model the chatroom and quota oracles both judge by, fed once per fact
@@ -270,7 +407,9 @@ public final class OracleSuite: WorldObserver {
     private(set) var quotaJudgements: [QuotaWindowModel.Judgement] = []
 
     public func world(_ world: World, serverApplied serverEffects: AppliedServerEffects) {
+        var kinds = ServerAppliedKinds.every
         for case .event(let e) in serverEffects {
+            kinds.formUnion(.of(e))
             switch e {
             case .messageAccepted(let m):
                 paths.accepted(m, at: world.now, world: world)
@@ -308,7 +447,9 @@ public final class OracleSuite: WorldObserver {
         if quotaModel != nil {
             quotaJudgements = quotaModel!.serverEffects(serverEffects.effects, serverMs: world.serverMs) { chatroomWhitelisted(world, $0) }
         }
-        for o in onServerApplied { o.world(world, serverApplied: serverEffects) }
+        for i in onServerApplied.indices where !onServerAppliedKinds[i].isDisjoint(with: kinds) {
+            onServerApplied[i].world(world, serverApplied: serverEffects)
+        }
     }
 
     public func world(_ world: World, note: WorldNote) {
@@ -326,9 +467,15 @@ public final class OracleSuite: WorldObserver {
     /// `running`, per hook: the oracles that take it, in the same order.
     private var onDispatching: [any Oracle] = []
     private var onInput: [any Oracle] = []
+    /// `onInput`'s `inputKinds` (all of them with `handEveryFact`).
+    private var onInputKinds: [InputKinds] = []
     private var onApplied: [any Oracle] = []
+    /// `onApplied`'s `appliedKinds` (all of them with `handEveryFact`).
+    private var onAppliedKinds: [AppliedKinds] = []
     private var onServerInput: [any Oracle] = []
     private var onServerApplied: [any Oracle] = []
+    /// `onServerApplied`'s `serverAppliedKinds` (all of them with `handEveryFact`).
+    private var onServerAppliedKinds: [ServerAppliedKinds] = []
     private var onNote: [any Oracle] = []
     private var onDidFinish: [any Oracle] = []
 
@@ -344,9 +491,12 @@ public final class OracleSuite: WorldObserver {
         }
         onDispatching = taking(.dispatching)
         onInput = taking(.input)
+        onInputKinds = onInput.map { handEveryFact ? InputKinds(rawValue: .max) : $0.inputKinds }
         onApplied = taking(.applied)
+        onAppliedKinds = onApplied.map { handEveryFact ? AppliedKinds(rawValue: .max) : $0.appliedKinds }
         onServerInput = taking(.serverInput)
         onServerApplied = taking(.serverApplied)
+        onServerAppliedKinds = onServerApplied.map { handEveryFact ? ServerAppliedKinds(rawValue: .max) : $0.serverAppliedKinds }
         onNote = taking(.note)
         onDidFinish = taking(.didFinish)
     }
@@ -385,8 +535,15 @@ public final class MessagePaths {
     }
 
     func add(_ uid: String, _ step: Step) {
-        // One hash lookup (in place), not two.
-        Self.append(step, to: &steps[uid, default: []], max: maxSteps)
+        // One hash lookup (in place), not two; room for a message's usual steps (send, accept,
+        // fan-out, store, notify) at once, not grown 1, 2, 4, 8.
+        Self.append(step, to: &steps[uid, default: Self.emptySteps()], max: maxSteps)
+    }
+
+    private static func emptySteps() -> [Step] {
+        var steps: [Step] = []
+        steps.reserveCapacity(8)
+        return steps
     }
 
     private static func append(_ step: Step, to list: inout [Step], max: Int) {

@@ -12,6 +12,8 @@ import SimKernel
 final class OrderOracle: Oracle {
     let name = "order"
     let hooks: OracleHooks = [.input, .applied]
+    let inputKinds: InputKinds = [.api]
+    let appliedKinds: AppliedKinds = [.history, .stored, .sendResult]
     unowned let suite: OracleSuite
     /// Per device: the device-local rule shared with `imsim replay`.
     private var rules: [OrderRule] = []

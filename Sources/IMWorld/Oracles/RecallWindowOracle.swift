@@ -30,6 +30,8 @@ final class RecallWindowOracle: Oracle {
     static let oracleName = "recall-window"
     let name = RecallWindowOracle.oracleName
     let hooks: OracleHooks = [.input, .applied, .serverApplied, .note]
+    let appliedKinds: AppliedKinds = [.messageInserted, .sendResult, .received, .send]
+    let serverAppliedKinds: ServerAppliedKinds = [.restarted]
     unowned let suite: OracleSuite
 
     private struct Ask {
@@ -69,7 +71,7 @@ final class RecallWindowOracle: Oracle {
 
     func world(_ world: World, device d: Int, input: ClientInput, localMs: Int64) {
         ensure(d)
-        asking = nil
+        if asking != nil { asking = nil }
         switch input {
         case .api(.recall(let id)):
             let user = world.userId(ofDevice: d)

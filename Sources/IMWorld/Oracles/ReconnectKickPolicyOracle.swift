@@ -15,6 +15,9 @@ final class ReconnectKickPolicyOracle: Oracle {
     static let oracleName = "reconnect-kick"
     let name = ReconnectKickPolicyOracle.oracleName
     let hooks: OracleHooks = [.input, .applied, .serverApplied]
+    let inputKinds: InputKinds = [.api]
+    let appliedKinds: AppliedKinds = [.openConnection]
+    let serverAppliedKinds: ServerAppliedKinds = [.kicked, .reconnectRefused]
     unowned let suite: OracleSuite
     /// Connection attempts since the device's last `connect()` (the SDK's retry counter).
     private var attempts: [Int: Int] = [:]

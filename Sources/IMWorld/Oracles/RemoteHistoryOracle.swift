@@ -23,6 +23,9 @@ final class RemoteHistoryOracle: Oracle {
     static let oracleName = "remote-history"
     let name = RemoteHistoryOracle.oracleName
     let hooks: OracleHooks = [.input, .applied, .serverApplied, .note]
+    let inputKinds: InputKinds = [.api]
+    let appliedKinds: AppliedKinds = [.remoteHistory]
+    let serverAppliedKinds: ServerAppliedKinds = [.messageAccepted, .restarted]
     unowned let suite: OracleSuite
 
     private struct Entry { var uid: String; var dataTime: Int64 }

@@ -24,6 +24,7 @@ final class StorageOracle: Oracle {
     static let oracleName = "storage"
     let name = StorageOracle.oracleName
     let hooks: OracleHooks = [.applied, .note]
+    let appliedKinds: AppliedKinds = [.received, .sendResult]
     unowned let suite: OracleSuite
 
     /// Per device: messageUId → messageId of every row the app was told about.

@@ -9,6 +9,7 @@ import SimKernel
 final class UnreadOracle: Oracle {
     let name = "unread"
     let hooks: OracleHooks = [.applied]
+    let appliedKinds: AppliedKinds = [.received, .recalled, .syncReadStatus]
     unowned let suite: OracleSuite
     private var rules: [UnreadRule] = []
 

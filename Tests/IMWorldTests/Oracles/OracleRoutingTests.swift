@@ -49,6 +49,31 @@ import Testing
         #expect(routed.coverage.values.reduce(0, +) > 0)
     }
 
+    /// The kinds routing (an effect list, a server list or an input reaches only the oracles whose
+    /// declared kinds it holds) on built-ins with simulated disks, chatrooms and the API tour.
+    @Test(arguments: ["quickstart-storage", "api-tour", "busy-room"])
+    func routedEqualsEveryFactOnBuiltIns(_ name: String) throws {
+        let (s, _) = try Scenario.load(pathOrName: name)
+        let routed = try Self.outcome(s, seed: 1, everyFact: false)
+        let all = try Self.outcome(s, seed: 1, everyFact: true)
+        #expect(routed == all)
+    }
+
+    /// Each effect, event and input has one kind, and `.every` is in no single kind: an oracle
+    /// declaring kinds is handed only lists holding one of them.
+    @Test func kindsOfFacts() {
+        #expect(AppliedKinds.of(.openConnection) == .openConnection)
+        #expect(AppliedKinds.of(.closeConnection) == .closeConnection)
+        #expect(AppliedKinds.of(.callback(.chatroomQuit(roomId: "r"))) == .chatroomMembership)
+        #expect(AppliedKinds.of(.callback(.chatroomKVSynced(roomId: "r"))) == .otherCallback)
+        #expect(AppliedKinds.of(.callback(.connectError(code: 1))) == .connection)
+        #expect(AppliedKinds.of(.note(.chatroomState(roomId: "r", joined: true))) == .chatroomState)
+        #expect(AppliedKinds.of(.note(.cursor(name: "c", value: 1))) == .otherNote)
+        #expect(ServerAppliedKinds.of(.restarted(keptPersistentState: false)) == .restarted)
+        #expect(ServerAppliedKinds.of(.offlineStored(messageUId: "u", userId: "a")) == .otherEvent)
+        #expect(InputKinds.of(.networkChanged(available: true)) == [.every, .networkChanged])
+    }
+
     /// The declarations themselves: every oracle takes the hooks its type implements (listed
     /// here from the sources; an oracle added without a declaration takes everything).
     @Test func declaredHooks() throws {
@@ -59,5 +84,12 @@ import Testing
         #expect(hooks["liveness"] == [])
         #expect(hooks["quota"] == [.serverApplied])
         #expect(hooks.values.allSatisfy { !$0.contains(.serverInput) && !$0.contains(.didFinish) })
+        let oracles = Dictionary(uniqueKeysWithValues: (run.suite?.oracles ?? []).map { ($0.name, $0) })
+        #expect(oracles["unread"]?.appliedKinds == [.received, .recalled, .syncReadStatus])
+        #expect(oracles["chatroom"]?.appliedKinds == .every)
+        #expect(oracles["no-loss"]?.serverAppliedKinds == [.messageAccepted, .dropped])
+        #expect(oracles["reconnect"]?.inputKinds == .every)
+        // An oracle declaring kinds does not take every list: `.every` is never among them.
+        #expect(oracles.values.allSatisfy { $0.appliedKinds == .every || !$0.appliedKinds.contains(.every) })
     }
 }
