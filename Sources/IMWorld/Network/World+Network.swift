@@ -47,11 +47,14 @@ extension World {
         switch network.deliver(connection: c, toServer: toServer) {
         case nil:
             return
-        case .toServer(let id, let bytes):
+        case .toServer(let id, var bytes):
             guard server.up else { return }
             serverInput(.bytes(id, bytes))
-        case .toDevice(let d, let bytes):
+            // The core has read them (its decoder keeps only copies): the storage serves a later write.
+            clientWriteBuffers.recycle(&bytes)
+        case .toDevice(let d, var bytes):
             clientInput(d, .transport(.bytes(bytes)))
+            serverWriteBuffers.recycle(&bytes)
         }
     }
 
