@@ -28,15 +28,12 @@ public final class WriteBufferPool: @unchecked Sendable {
         buffers.popLast() ?? []
     }
 
-    /// Takes back a buffer whose bytes were consumed; `bytes` is left empty.
-    @inlinable public func recycle(_ bytes: inout [UInt8]) {
+    /// Takes back a buffer whose bytes were consumed (`consuming`: the caller's last reference
+    /// moves in, no retain/release pair); its bytes are dropped, its storage kept.
+    @inlinable public func recycle(_ bytes: consuming [UInt8]) {
         let capacity = bytes.capacity
-        guard capacity > 0, capacity <= Self.maxCapacity, buffers.count < Self.maxBuffers else {
-            bytes = []
-            return
-        }
+        guard capacity > 0, capacity <= Self.maxCapacity, buffers.count < Self.maxBuffers else { return }
         bytes.removeAll(keepingCapacity: true)
         buffers.append(bytes)
-        bytes = []
     }
 }

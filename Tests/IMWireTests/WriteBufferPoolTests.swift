@@ -16,13 +16,13 @@ struct WriteBufferPoolTests {
     @Test("a recycled buffer comes back empty with its storage; the last recycled first")
     func storageReused() throws {
         let pool = WriteBufferPool()
-        var a: [UInt8] = Array(repeating: 1, count: 100)
-        var b: [UInt8] = Array(repeating: 2, count: 300)
+        let a: [UInt8] = Array(repeating: 1, count: 100)
+        let b: [UInt8] = Array(repeating: 2, count: 300)
         let (ca, cb) = (a.capacity, b.capacity)
         let (pa, pb) = (Self.base(a), Self.base(b))
-        pool.recycle(&a)
-        pool.recycle(&b)
-        #expect(a.isEmpty && b.isEmpty && pool.count == 2)
+        pool.recycle(consume a)
+        pool.recycle(consume b)
+        #expect(pool.count == 2)
         var first = pool.take()
         #expect(first.isEmpty && first.capacity == cb)
         first.append(contentsOf: [9, 9, 9])
@@ -36,8 +36,8 @@ struct WriteBufferPoolTests {
     @Test("a frame encoded into a reused buffer is the frame's bytes alone")
     func encodeIntoReused() throws {
         let pool = WriteBufferPool()
-        var old: [UInt8] = Array(repeating: 0xEE, count: 512)
-        pool.recycle(&old)
+        let old: [UInt8] = Array(repeating: 0xEE, count: 512)
+        pool.recycle(consume old)
         let frame = Frame.publish(Frame.Publish(topic: "ppMsgP", targetId: "bob", messageId: 7, body: [1, 2, 3]))
         var fresh: [UInt8] = []
         try StreamFraming.encode(frame, direction: .clientToServer, obfuscated: true, into: &fresh)
@@ -51,9 +51,9 @@ struct WriteBufferPoolTests {
     @Test("a buffer still held elsewhere keeps its bytes for that holder")
     func sharedBuffer() {
         let pool = WriteBufferPool()
-        var a: [UInt8] = [1, 2, 3, 4]
+        let a: [UInt8] = [1, 2, 3, 4]
         let held = a
-        pool.recycle(&a)
+        pool.recycle(a)
         var b = pool.take()
         b.append(contentsOf: [7, 7])
         #expect(held == [1, 2, 3, 4])
@@ -63,15 +63,14 @@ struct WriteBufferPoolTests {
     @Test("empty, oversized and surplus buffers are not kept")
     func limits() {
         let pool = WriteBufferPool()
-        var empty: [UInt8] = []
-        pool.recycle(&empty)
+        let empty: [UInt8] = []
+        pool.recycle(empty)
         #expect(pool.count == 0)
-        var big = [UInt8](repeating: 0, count: WriteBufferPool.maxCapacity + 1)
-        pool.recycle(&big)
-        #expect(pool.count == 0 && big.isEmpty)
+        let big = [UInt8](repeating: 0, count: WriteBufferPool.maxCapacity + 1)
+        pool.recycle(big)
+        #expect(pool.count == 0 && big.count == WriteBufferPool.maxCapacity + 1)
         for _ in 0..<(WriteBufferPool.maxBuffers + 5) {
-            var b: [UInt8] = [1]
-            pool.recycle(&b)
+            pool.recycle([1])
         }
         #expect(pool.count == WriteBufferPool.maxBuffers)
     }
