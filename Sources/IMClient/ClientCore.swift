@@ -26,6 +26,11 @@ public struct ClientCore {
     /// Storage for the frames of one read (empty between inputs).
     private var receivedFrames = FrameScratch()
     var out = EffectBuffer()
+    /// Where the buffers of this core's writes come from (`WriteBufferPool`); nil: fresh arrays.
+    public var writeBuffers: WriteBufferPool? {
+        get { out.writeBuffers }
+        set { out.writeBuffers = newValue }
+    }
     /// The device time of the input being handled.
     var now = DeviceTime(milliseconds: 0)
     /// The session of the current connection (nil when not connected).

@@ -28,6 +28,8 @@ public struct ServerCore: Sendable {
     var effects: [ServerEffect] = []
     /// Storage for the frames of one read (empty between inputs).
     private var receivedFrames = FrameScratch()
+    /// Where the buffers of this core's writes come from (`WriteBufferPool`); nil: fresh arrays.
+    public var writeBuffers: WriteBufferPool?
 
     public init(config: ServerConfig, directory: ServerDirectory) {
         self.config = config
@@ -147,14 +149,14 @@ public struct ServerCore: Sendable {
     /// `consuming`: the frame is moved into its encoding (frames are built at the call).
     mutating func write(_ id: ConnectionID, _ frame: consuming Frame) {
         let summary = Self.summary(frame)
-        var bytes: [UInt8] = []
+        var bytes = writeBuffers?.take() ?? []
         guard encode(consume frame, for: id, into: &bytes) else { return }
         effect(.send(id, bytes, frames: [summary]))
     }
 
     /// Writes frames to a connection as one `.send`.
     mutating func write(_ id: ConnectionID, _ frames: [Frame]) {
-        var bytes: [UInt8] = []
+        var bytes = writeBuffers?.take() ?? []
         for f in frames {
             guard encode(f, for: id, into: &bytes) else { return }
         }

@@ -15,6 +15,8 @@ struct EffectBuffer {
     private(set) var effects: [ClientEffect] = []
     private var bytes: [UInt8] = []
     private var frames: [OutgoingFrame] = []
+    /// Where a write's buffer comes from (the simulated world's pool); nil: a fresh array.
+    var writeBuffers: WriteBufferPool?
 
     /// Every effect goes through here. The array is handed to the driver at `take`, so each
     /// call's effects need a buffer of their own; a call with none allocates nothing.
@@ -57,6 +59,7 @@ struct EffectBuffer {
     /// `consuming`: the frame is moved into its encoding, not copied.
     mutating func write(_ frame: consuming Frame, topic: String, obfuscated: Bool) {
         let outgoing = OutgoingFrame(type: frame.type, messageId: frame.messageId ?? 0, topic: topic)
+        if bytes.capacity == 0, let pool = writeBuffers { bytes = pool.take() }
         do {
             try StreamFraming.encode(consume frame, direction: .clientToServer, obfuscated: obfuscated, into: &bytes)
             frames.append(outgoing)

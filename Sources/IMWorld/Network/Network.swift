@@ -257,6 +257,24 @@ final class Network {
     /// The head segment of one direction of connection `c` is due (`WorldEvent.deliver`): the
     /// bytes due now (one read) and who gets them, or nil when nothing reaches a core.
     func deliver(connection c: Int, toServer: Bool) -> Arrival? {
+        var bytes: [UInt8] = []
+        switch deliver(connection: c, toServer: toServer, into: &bytes) {
+        case nil: return nil
+        case .server(let id): return .toServer(id, bytes)
+        case .device(let d): return .toDevice(d, bytes)
+        }
+    }
+
+    /// Who reads the bytes of a delivery (`deliver(connection:toServer:into:)`).
+    enum Reader: Equatable {
+        case server(ConnectionID)
+        case device(Int)
+    }
+
+    /// `deliver(connection:toServer:)` with the bytes moved into `bytes`: the World reads them
+    /// from its own variable and hands the buffer back afterwards, without an `Arrival` payload
+    /// copied and destroyed per delivery.
+    func deliver(connection c: Int, toServer: Bool, into bytes: inout [UInt8]) -> Reader? {
         let d = connections[c].device
         if let end = partitionEnd(d) {
             // The path is black-holed: TCP keeps retransmitting; everything arrives after the heal.
@@ -264,7 +282,7 @@ final class Network {
             scheduleDelivery(c, toServer: toServer)
             return nil
         }
-        let bytes = toServer ? connections[c].up.takeDue(now: now) : connections[c].down.takeDue(now: now)
+        bytes = toServer ? connections[c].up.takeDue(now: now) : connections[c].down.takeDue(now: now)
         scheduleDelivery(c, toServer: toServer)
         guard !bytes.isEmpty, !connections[c].blackholed else { return nil }
         // Content, not only the event: two runs that deliver different bytes differ in digest.
@@ -272,10 +290,10 @@ final class Network {
         kernel.foldIntoDigest(UInt64(c) << 1 | (toServer ? 1 : 0))
         if toServer {
             guard connections[c].serverAttached else { return nil }
-            return .toServer(connections[c].id, bytes)
+            return .server(connections[c].id)
         } else {
             guard connections[c].clientAttached, links[d].connection == UInt32(c) else { return nil }
-            return .toDevice(d, bytes)
+            return .device(d)
         }
     }
 

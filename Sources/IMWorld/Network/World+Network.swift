@@ -44,14 +44,18 @@ extension World {
     }
 
     func deliver(connection c: Int, toServer: Bool) {
-        switch network.deliver(connection: c, toServer: toServer) {
+        var bytes: [UInt8] = []
+        switch network.deliver(connection: c, toServer: toServer, into: &bytes) {
         case nil:
             return
-        case .toServer(let id, let bytes):
+        case .server(let id):
             guard server.up else { return }
             serverInput(.bytes(id, bytes))
-        case .toDevice(let d, let bytes):
+            // The core has read them (its decoder keeps only copies): the storage serves a later write.
+            clientWriteBuffers.recycle(consume bytes)
+        case .device(let d):
             clientInput(d, .transport(.bytes(bytes)))
+            serverWriteBuffers.recycle(consume bytes)
         }
     }
 

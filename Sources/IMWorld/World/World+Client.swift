@@ -152,6 +152,7 @@ extension World {
         if devices[d].isRunning { return }
         if devices[d].disk != nil, !devices[d].store.isOpen { reopenStore(d) }
         devices[d].core = ClientCore(identity: devices[d].identity, config: clientConfig, store: devices[d].store)
+        devices[d].core!.writeBuffers = clientWriteBuffers
         devices[d].lifecycle = .running(foreground: true)
         devices[d].joinedRoomsThisAppRun = false
         devices[d].appQuitRequested = []

@@ -22,6 +22,11 @@ public final class World {
     @exclusivity(unchecked) var server: ServerHost
     /// The links and connections between the devices and the server.
     let network: Network
+    /// Delivered write buffers, handed back to the next writes of the same side (storage reuse
+    /// only): one pool per direction, so a client write gets a buffer sized for client writes
+    /// and the server one of its (larger) answers; a mismatch costs a regrowth.
+    let clientWriteBuffers = WriteBufferPool()
+    let serverWriteBuffers = WriteBufferPool()
     /// The observers in stage order, boxed; they are called through `observerRefs` without
     /// retaining (`forEachObserver`): a loop over an array of existentials retains and releases
     /// each observer per fact (~4.5 M pairs an hour).
@@ -101,7 +106,9 @@ public final class World {
         for g in scenario.groups where !g.muted.isEmpty { directory.groupMutes[g.id] = Set(g.muted) }
         directory.chatrooms = builder.rooms.filter(\.keepAlive).map(\.id)
         for r in builder.rooms where !r.whitelist.isEmpty { directory.chatroomWhitelists[r.id] = r.whitelist }
-        server = ServerHost(core: ServerCore(config: serverConfig, directory: directory), clock: ServerClock(epochMs: epoch))
+        var serverCore = ServerCore(config: serverConfig, directory: directory)
+        serverCore.writeBuffers = serverWriteBuffers
+        server = ServerHost(core: serverCore, clock: ServerClock(epochMs: epoch))
 
         // Faults (swarm: a random subset with scaled rates, drawn from its own stream).
         var chosen = scenario.faults?.random ?? [:]
