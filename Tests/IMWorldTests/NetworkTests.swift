@@ -43,9 +43,10 @@ final class NetworkBench {
             case .connectComplete(let c):
                 if let d = n.connectCompleted(Int(c)) { bench.log(.opened(device: d)) }
             case .deliver(let c, let toServer):
-                switch n.deliver(connection: Int(c), toServer: toServer) {
-                case .toServer(let id, let bytes): bench.log(.toServer(id, bytes))
-                case .toDevice(let d, let bytes): bench.log(.toDevice(d, bytes))
+                var bytes: [UInt8] = []
+                switch n.deliver(connection: Int(c), toServer: toServer, into: &bytes) {
+                case .server(let id): bench.log(.toServer(id, bytes))
+                case .device(let d): bench.log(.toDevice(d, bytes))
                 case nil: break
                 }
             case .closeNotice(let c, let toServer, let reason):

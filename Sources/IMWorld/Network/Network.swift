@@ -63,12 +63,6 @@ final class Network {
         case accepted(ConnectionID, device: Int)
     }
 
-    /// Bytes that arrived at one end of a connection, for that end's core.
-    enum Arrival: Equatable {
-        case toServer(ConnectionID, [UInt8])
-        case toDevice(Int, [UInt8])
-    }
-
     /// One side learned that its connection ended.
     enum CloseArrival: Equatable {
         case toServer(ConnectionID)
@@ -254,26 +248,16 @@ final class Network {
         kernel.schedule(.deliver(connection: UInt32(c), toServer: toServer), to: target, at: max(at, now))
     }
 
-    /// The head segment of one direction of connection `c` is due (`WorldEvent.deliver`): the
-    /// bytes due now (one read) and who gets them, or nil when nothing reaches a core.
-    func deliver(connection c: Int, toServer: Bool) -> Arrival? {
-        var bytes: [UInt8] = []
-        switch deliver(connection: c, toServer: toServer, into: &bytes) {
-        case nil: return nil
-        case .server(let id): return .toServer(id, bytes)
-        case .device(let d): return .toDevice(d, bytes)
-        }
-    }
-
     /// Who reads the bytes of a delivery (`deliver(connection:toServer:into:)`).
     enum Reader: Equatable {
         case server(ConnectionID)
         case device(Int)
     }
 
-    /// `deliver(connection:toServer:)` with the bytes moved into `bytes`: the World reads them
-    /// from its own variable and hands the buffer back afterwards, without an `Arrival` payload
-    /// copied and destroyed per delivery.
+    /// The head segment of one direction of connection `c` is due (`WorldEvent.deliver`): the
+    /// bytes due now (one read), moved into `bytes`, and who reads them — or nil when nothing
+    /// reaches a core. The World reads them from its own variable and hands the buffer back
+    /// afterwards (`WriteBufferPool`), with no payload copied and destroyed per delivery.
     func deliver(connection c: Int, toServer: Bool, into bytes: inout [UInt8]) -> Reader? {
         let d = connections[c].device
         if let end = partitionEnd(d) {
