@@ -15,7 +15,8 @@ struct BenchSweep: ParsableCommand {
             (seeds × 3600 / (wall × jobs)) and from CPU time (seeds × 3600 / the workers' CPU seconds, \
             steadier on a shared machine), wall and CPU per seed, and the mean simulated time and \
             events per seed. Wall time covers the whole sweep, process start and scenario load included; \
-            CPU time is the worker processes' user + system time (getrusage of the reaped children). \
+            CPU time is the worker processes' user + system time (getrusage of the reaped children); \
+            faults/seed their minor page faults per seed. \
             Oracles: both (without, then with), on, off. Use a release build.
             --engine slurm (Slurm running, SLURM_CONF set): --seeds seeds (default 200) of each scenario \
             (default quickstart) first as a local `imsim sweep` on every core, then as a Slurm job array \
@@ -61,6 +62,9 @@ struct BenchSweep: ParsableCommand {
         var runWallSecondsPerSeed: Double
         var simulatedSecondsPerSeed: Double
         var eventsPerSeed: Double
+        /// The workers' minor page faults per seed (getrusage of the reaped children): memory the
+        /// allocator gave back and a later seed touched again.
+        var minorFaultsPerSeed: Double
     }
 
     struct Report: Codable {
@@ -112,6 +116,7 @@ struct BenchSweep: ParsableCommand {
         if let u = until { args += ["--until", u] }
         if !oracles { args.append("--no-oracles") }
         let cpu0 = Self.childrenCPUSeconds()
+        let faults0 = Self.childrenMinorFaults()
         let clock = ContinuousClock()
         let start = clock.now
         let pool = try WorkerPool(count: min(jobs, n), arguments: args)
@@ -146,6 +151,7 @@ struct BenchSweep: ParsableCommand {
         let d = clock.now - start
         let wall = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
         let cpu = Self.childrenCPUSeconds() - cpu0
+        let faults = Self.childrenMinorFaults() - faults0
         let seedsRun = Double(n)
         return Figures(
             scenario: scenario, oracles: oracles, seeds: n, jobs: pool.count, failures: failures, errors: errors,
@@ -153,7 +159,8 @@ struct BenchSweep: ParsableCommand {
             seedsPerHourPerCore: seedsRun * 3600 / (wall * Double(pool.count)),
             seedsPerHourPerCoreCPU: cpu > 0 ? seedsRun * 3600 / cpu : 0,
             wallSecondsPerSeed: wall * Double(pool.count) / seedsRun, cpuSecondsPerSeed: cpu / seedsRun,
-            runWallSecondsPerSeed: runWall / seedsRun, simulatedSecondsPerSeed: sim / seedsRun, eventsPerSeed: events / seedsRun)
+            runWallSecondsPerSeed: runWall / seedsRun, simulatedSecondsPerSeed: sim / seedsRun, eventsPerSeed: events / seedsRun,
+            minorFaultsPerSeed: Double(faults) / seedsRun)
     }
 
     /// User + system CPU seconds of this process's terminated, reaped children.
@@ -164,7 +171,14 @@ struct BenchSweep: ParsableCommand {
         return s(u.ru_utime) + s(u.ru_stime)
     }
 
-    static let header = "scenario         oracles  seeds  fail  seeds/h/core (wall)  (CPU)   wall/seed  CPU/seed  run/seed  sim/seed  events/seed"
+    /// Minor page faults of this process's terminated, reaped children.
+    static func childrenMinorFaults() -> Int {
+        var u = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &u)
+        return u.ru_minflt
+    }
+
+    static let header = "scenario         oracles  seeds  fail  seeds/h/core (wall)  (CPU)   wall/seed  CPU/seed  run/seed  sim/seed  events/seed  faults/seed"
 
     static func row(_ f: Figures) -> String {
         func pad(_ s: String, _ n: Int, left: Bool = false) -> String {
@@ -179,5 +193,6 @@ struct BenchSweep: ParsableCommand {
             + " " + pad(String(format: "%.3f s", f.runWallSecondsPerSeed), 9, left: true)
             + " " + pad(String(format: "%.0f s", f.simulatedSecondsPerSeed), 9, left: true)
             + " " + pad(String(format: "%.0f", f.eventsPerSeed), 12, left: true)
+            + " " + pad(String(format: "%.0f", f.minorFaultsPerSeed), 12, left: true)
     }
 }

@@ -395,6 +395,7 @@ struct SweepWorkerCommand: ParsableCommand {
     @Option var oracles: String?
 
     func run() throws {
+        ProcessMemory.keepFreedMemory()
         var (sc, _) = try Scenario.load(pathOrName: scenario)
         if swarm { sc.swarm = true }
         if let bugs { sc = try BugsOption.apply(bugs, to: sc) }
