@@ -122,10 +122,7 @@ extension IMStore {
                 unreadAfter = try countUnreadRows(in: key, from: readUpTo + 1)
             }
         }
-        try connection.with("""
-            UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = ?5, hasUnreadMentioned = ?6
-            WHERE conversationType = ?1 AND targetId = ?2
-            """) { s in
+        try connection.with(Self.updateConversationState) { s in
             try s.bind(key, at: 1)
             try s.bind(latest?.id, at: 3)
             try s.bind(latest?.time ?? 0, at: 4)
@@ -140,6 +137,47 @@ extension IMStore {
             unreadDelta: unreadAfter - before.unreadCount, unreadCount: unreadAfter,
             hasUnreadMentioned: mention, mentionChanged: mention != before.hasUnreadMentioned)
     }
+
+    /// `refreshConversation(key, unread: .delta(0))` after `markSent` moved outgoing row
+    /// `messageId` to `sentTime`, when the rows are the store's own (`conversationRowsDerived`):
+    /// the stored row then already holds the latest message and the mention flag its messages
+    /// give, and an outgoing row's status and time change neither the mention (received rows
+    /// only) nor any other row's place. So the mention is the stored one, and the latest is
+    /// the stored one or this row unless this row was the latest and moved back (then it is
+    /// read from the rows as before). Same UPDATE, same values: the same row and pages.
+    func refreshAfterSent(_ key: ConversationKey, messageId: Int64, sentTime: Int64) throws -> ConversationChange? {
+        guard let before = try loadConversation(key) else { return nil }
+        let latest: (id: Int64, time: Int64)?
+        if let id = before.latestMessageId, id != messageId || sentTime >= before.latestTime {
+            // (time, messageId) order, as `messages_by_conversation_time` and bumpConversation.
+            let sentIsLater = sentTime > before.latestTime || (sentTime == before.latestTime && messageId >= id)
+            latest = sentIsLater ? (messageId, sentTime) : (id, before.latestTime)
+        } else {
+            latest = try latestMessage(in: key)
+        }
+        let mention = before.hasUnreadMentioned
+        let unreadAfter = max(0, before.unreadCount)
+        try connection.with(Self.updateConversationState) { s in
+            try s.bind(key, at: 1)
+            try s.bind(latest?.id, at: 3)
+            try s.bind(latest?.time ?? 0, at: 4)
+            try s.bind(unreadAfter, at: 5)
+            try s.bind(mention, at: 6)
+            try s.run()
+        }
+        return ConversationChange(
+            key: key, created: false,
+            latestChanged: latest?.id != before.latestMessageId || (latest?.time ?? 0) != before.latestTime,
+            latestMessageId: latest?.id,
+            unreadDelta: unreadAfter - before.unreadCount, unreadCount: unreadAfter,
+            hasUnreadMentioned: mention, mentionChanged: false)
+    }
+
+    /// The refresh's write; one statement text, so both refresh forms share one preparation.
+    static let updateConversationState: StaticString = """
+        UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = ?5, hasUnreadMentioned = ?6
+        WHERE conversationType = ?1 AND targetId = ?2
+        """
 
     enum UnreadUpdate {
         case delta(Int)

@@ -83,10 +83,14 @@ extension IMStore {
     @discardableResult
     public func removeConversation(_ key: ConversationKey) throws -> Bool {
         try write {
-            try connection.with("DELETE FROM conversations WHERE conversationType = ?1 AND targetId = ?2") { s in
+            let removed = try connection.with("DELETE FROM conversations WHERE conversationType = ?1 AND targetId = ?2") { s in
                 try s.bind(key, at: 1)
                 return try s.run() > 0
             }
+            // Its messages stay: a row the next message (or a setting) re-creates can disagree
+            // with them (latest, mention) until a refresh recomputes it.
+            if removed { connection.conversationRowsDerived = false }
+            return removed
         }
     }
 

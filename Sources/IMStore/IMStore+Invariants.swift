@@ -25,7 +25,7 @@ extension IMStore {
     /// `PRAGMA integrity_check`: `[]` when the database is sound, else SQLite's findings.
     public func integrityProblems() throws -> [String] {
         try checkOpen()
-        let s = try connection.prepare("PRAGMA integrity_check")
+        let s = try connection.prepareRead("PRAGMA integrity_check")
         var lines: [String] = []
         while try s.step() { lines.append(s.string(0)) }
         return lines == ["ok"] ? [] : lines

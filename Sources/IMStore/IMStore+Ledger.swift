@@ -45,7 +45,7 @@ extension IMStore {
             // comes from the connection's lookaside, so finalizing it right after is nearly free,
             // where a cached statement's ~90 allocations were freed one by one when the world
             // closed its stores (~17k instructions a store; the prepare itself costs the same).
-            let s = try connection.prepare("""
+            let s = try connection.prepareRead("""
                 SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction,
                        +objectName, +sentTime, +sentStatus, +receivedStatus, +content
                 FROM messages WHERE conversationType <> ?1

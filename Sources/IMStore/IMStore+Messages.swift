@@ -104,7 +104,9 @@ extension IMStore {
                 try s.run()
             }
             let others = rows.map(\.messageId).filter { $0 != messageId }
-            let change = try refreshConversation(key, unread: .delta(0))
+            let change = connection.conversationRowsDerived
+                ? try refreshAfterSent(key, messageId: messageId, sentTime: sentTime)
+                : try refreshConversation(key, unread: .delta(0))
             return SentStatusUpdate(
                 updated: true, previousStatus: status, conversation: key,
                 latestChanged: change?.latestChanged ?? false, otherRowsWithSameUId: others)

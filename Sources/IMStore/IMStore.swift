@@ -40,7 +40,9 @@ public final class IMStore {
     public init(location: StoreLocation = .memory, options: Options = Options()) throws {
         self.options = options
         self.connection = try SQLiteConnection(location: location)
-        try Schema.migrate(connection)
+        // Version 0: the schema was just created, so the database is empty (an opened file's
+        // rows are not known to follow the store's rules).
+        connection.conversationRowsDerived = try Schema.migrate(connection) == 0
     }
 
     /// A store on a private in-memory database (the simulator's default).
@@ -61,7 +63,9 @@ public final class IMStore {
         self.options = options
         self.connection = try SQLiteConnection(location: .memory)
         try connection.copyContents(of: template.connection)
-        try Schema.migrate(connection)
+        let found = try Schema.migrate(connection)
+        connection.conversationRowsDerived = Self.copyIsDerived(
+            template: template.connection.conversationRowsDerived, found: found)
     }
 
     /// A new store on a simulated device whose database starts as a copy of `template`'s (as
@@ -71,9 +75,17 @@ public final class IMStore {
         self.options = options
         self.connection = try SQLiteConnection(location: .device(disk))
         try connection.copyContents(of: template.connection)
+        let derived = template.connection.conversationRowsDerived
         try connection.execute("PRAGMA journal_mode = WAL")
-        try Schema.migrate(connection)
+        let found = try Schema.migrate(connection)
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.conversationRowsDerived = Self.copyIsDerived(template: derived, found: found)
+    }
+
+    /// Whether a migrated copy's rows are the store's own: a new database, or a derived template
+    /// that needed no migration (a migration is SQL on rows the store did not write).
+    private static func copyIsDerived(template derived: Bool, found: Int) -> Bool {
+        found == 0 || (derived && found == Schema.currentVersion)
     }
 
     /// App kill on a simulated device: the process dies mid-whatever. Nothing this store's
@@ -118,6 +130,7 @@ public final class IMStore {
         try connection.transaction {
             for sql in Schema.emptyEveryTable { try connection.run(sql) }
         }
+        connection.conversationRowsDerived = true
         self.connection = connection
         self.options = options
     }

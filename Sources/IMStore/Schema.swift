@@ -12,8 +12,9 @@ public enum Schema {
     /// Migration scripts; index 0 is version 1.
     static let migrations: [String] = [version1]
 
-    /// Brings `connection` to `currentVersion`.
-    public static func migrate(_ connection: SQLiteConnection) throws {
+    /// Brings `connection` to `currentVersion`; returns the version found (0: a new database).
+    @discardableResult
+    public static func migrate(_ connection: SQLiteConnection) throws -> Int {
         let found = try connection.userVersion()
         guard found <= currentVersion else {
             throw StoreError(
@@ -32,6 +33,7 @@ public enum Schema {
                 try connection.execute("PRAGMA user_version = \(target)")
             }
         }
+        return found
     }
 
     /// Empties every table of the current version, `sqlite_sequence` (AUTOINCREMENT) included:

@@ -58,6 +58,12 @@ public final class SQLiteConnection {
     public let location: StoreLocation
     private var db: OpaquePointer?
     private var cache: [StatementKey: Statement] = [:]
+    /// True while every conversation row is known to hold what its messages give (latest message,
+    /// mention flag): the store's own operations keep that from an empty database. Raw SQL
+    /// (`execute`, `prepare`), an image, or a database opened from a file clear it, since rows
+    /// may then disagree, and the store's recomputation is what heals them. `IMStore.markSent`
+    /// reads less while it holds (Docs/store.md, "markSent without the mention scan").
+    public internal(set) var conversationRowsDerived = false
     /// > 0 inside `transactionNestingInline`.
     private var inlineNesting = 0
 
@@ -134,8 +140,16 @@ public final class SQLiteConnection {
 
     // MARK: Statements
 
-    /// Prepares an uncached statement (for one-off or dynamically built SQL).
+    /// Prepares an uncached statement (for one-off or dynamically built SQL). Raw SQL may write
+    /// anything: clears `conversationRowsDerived`.
     public func prepare(_ sql: String) throws -> Statement {
+        conversationRowsDerived = false
+        return try prepare(sql, flags: 0)
+    }
+
+    /// `prepare(_:)` for the store's own read-only one-off statements (they keep
+    /// `conversationRowsDerived`).
+    func prepareRead(_ sql: String) throws -> Statement {
         try prepare(sql, flags: 0)
     }
 
@@ -180,6 +194,7 @@ public final class SQLiteConnection {
 
     /// Executes one or more SQL statements that take no parameters (schema scripts, pragmas).
     public func execute(_ sql: String) throws {
+        conversationRowsDerived = false
         let db = try handle()
         var err: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &err)
@@ -279,11 +294,14 @@ public final class SQLiteConnection {
         guard let backup = sqlite3_backup_init(db, "main", src, "main") else {
             throw StoreError(code: sqlite3_extended_errcode(db), message: "cannot start a copy: \(String(cString: sqlite3_errmsg(db)))")
         }
+        conversationRowsDerived = false
         let rc = sqlite3_backup_step(backup, -1)
         let finish = sqlite3_backup_finish(backup)
         guard rc == SQLITE_DONE, finish == SQLITE_OK else {
             throw StoreError(code: rc == SQLITE_DONE ? finish : rc, message: "cannot copy the database: \(String(cString: sqlite3_errmsg(db)))")
         }
+        // Page for page the source's rows: as derived as the source's.
+        conversationRowsDerived = source.conversationRowsDerived
     }
 
     // MARK: Serialization (in-memory snapshots)
@@ -312,6 +330,7 @@ public final class SQLiteConnection {
             throw StoreError(code: SQLITE_MISUSE, message: "deserialize is for in-memory databases only")
         }
         cache.removeAll()
+        conversationRowsDerived = false
         let n = max(image.count, 1)
         guard let buf = sqlite3_malloc64(sqlite3_uint64(n))?.assumingMemoryBound(to: UInt8.self) else {
             throw StoreError(code: SQLITE_NOMEM, message: "cannot allocate \(n) bytes for the image")
