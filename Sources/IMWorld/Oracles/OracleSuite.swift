@@ -550,16 +550,25 @@ public final class MessagePaths {
         if list.count < max { list.append(step) }
     }
 
+    private static func append(_ first: Step, _ second: Step, to list: inout [Step], max: Int) {
+        append(first, to: &list, max: max)
+        append(second, to: &list, max: max)
+    }
+
     func sent(device: Int, clientUniqueId: Int64, messageId: Int64, at t: SimTime) {
         sends[clientUniqueId] = (device, messageId, t)
     }
 
     func accepted(_ m: AcceptedMessage, at t: SimTime, world: World) {
         acceptedMessages[m.messageUId] = m
+        let accepted = Step(time: t, kind: .accepted, device: -1, a: 0, b: 0)
         if let s = sends.removeValue(forKey: m.clientUniqueId) {
-            add(m.messageUId, Step(time: s.time, kind: .send, device: Int32(s.device), a: s.messageId, b: 0))
+            // Both steps under one lookup of the messageUId.
+            let send = Step(time: s.time, kind: .send, device: Int32(s.device), a: s.messageId, b: 0)
+            Self.append(send, accepted, to: &steps[m.messageUId, default: Self.emptySteps()], max: maxSteps)
+        } else {
+            add(m.messageUId, accepted)
         }
-        add(m.messageUId, Step(time: t, kind: .accepted, device: -1, a: 0, b: 0))
     }
 
     func sendResult(_ uid: String, device: Int, messageId: Int64, at t: SimTime) {

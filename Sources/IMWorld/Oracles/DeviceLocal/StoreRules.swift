@@ -77,7 +77,7 @@ public struct NoDuplicateRule: Sendable {
     public init(device: String) { self.device = device }
 
     /// A new app process shows its messages afresh.
-    public mutating func appStarted() { notified = [:] }
+    public mutating func appStarted() { notified.removeAll(keepingCapacity: true) }
 
     /// Trimmed of whitespace at both ends (the SDK's normalisation of a target id); nil when it is.
     public static func trimmed(_ key: ConversationKey) -> ConversationKey? {
@@ -100,11 +100,15 @@ public struct NoDuplicateRule: Sendable {
                 if conv.type != .chatroom { checkConversation(conv, store, &out) }
                 if isNew, let uid { storedNew(id, uid, conv, store, &out) }
             case .callback(.sendResult(let id, let uid?, _, nil)):
-                if let first = rows[uid], first.messageId != id {
+                // (Nothing changes `rows` between the look-up and the update: one hash.)
+                let i = rows.index(forKey: uid)
+                if let i, case let first = rows.values[i], first.messageId != id {
                     out.append(DeviceFinding(conversation: first.conversation, messageUId: uid, detail:
                         "duplicate: own message \(uid) completed on messageId \(id) but already stored as messageId \(first.messageId)"))
                 }
-                if let conv = StoreReads.sentRow(id: id, store, reads)?.conversation { rows[uid] = (conv, id) }
+                if let conv = StoreReads.sentRow(id: id, store, reads)?.conversation {
+                    if let i { rows.values[i] = (conv, id) } else { rows[uid] = (conv, id) }
+                }
             case .callback(.received(let m, _, _, _)):
                 guard let uid = m.messageUId else { continue }
                 if notified.updateValue(m.conversation, forKey: uid) != nil {
@@ -126,11 +130,11 @@ public struct NoDuplicateRule: Sendable {
     }
 
     private mutating func storedNew(_ id: Int64, _ uid: String, _ conv: ConversationKey, _ store: IMStore, _ out: inout [DeviceFinding]) {
-        if let first = rows[uid], ((try? store.countRows(withUId: uid)) ?? 2) > 1 {
+        // (One lookup: the earlier row, replaced by this one.)
+        if let first = rows.updateValue((conv, id), forKey: uid), ((try? store.countRows(withUId: uid)) ?? 2) > 1 {
             out.append(DeviceFinding(conversation: conv, messageUId: uid,
                                      detail: "duplicate: messageUId \(uid) stored twice on \(device) (messageId \(first.messageId) and \(id))"))
         }
-        rows[uid] = (conv, id)
     }
 
     /// A message landed in `conv`: is the same peer now listed twice?
