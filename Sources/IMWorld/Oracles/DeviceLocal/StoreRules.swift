@@ -319,9 +319,12 @@ public struct UnreadRule: Sendable {
                              detail: "unread count is \(shown) but \(expected) received counted messages are unread and not recalled")
     }
 
-    public mutating func finish(store: IMStore) -> [DeviceFinding] {
+    /// `sharedReads`: read each conversation's count and recount in one statement (`StoreReads`;
+    /// not on a simulated disk, where each read may draw from the device's storage stream).
+    public mutating func finish(store: IMStore, sharedReads: Bool = false) -> [DeviceFinding] {
         guard let convs = try? store.conversationList() else { return [] }
-        return convs.compactMap { check(store, $0.key) }
+        let reads = sharedReads ? StoreReads(store) : nil
+        return convs.compactMap { check(store, $0.key, reads) }
     }
 }
 
