@@ -519,7 +519,13 @@ public final class MessagePaths {
         var a: Int64             // messageId / left / via / reason index …
         var b: Int64
     }
-    private var steps: [String: [Step]] = [:]
+    /// Every step in the order it was added, with its messageUId: appended without hashing the
+    /// messageUId (most paths are never rendered), grouped by messageUId only when a violation
+    /// asks for one (`steps(of:)`).
+    private var log: [(uid: String, step: Step)] = []
+    /// Positions in `log` of each messageUId's first `maxSteps` steps, for `log[..<indexed]`.
+    private var index: [String: [Int]] = [:]
+    private var indexed = 0
     private var sends: [Int64: (device: Int, messageId: Int64, time: SimTime)] = [:]
     private var texts: [String] = []
     private var textIndex: [String: Int64] = [:]
@@ -535,19 +541,20 @@ public final class MessagePaths {
     }
 
     func add(_ uid: String, _ step: Step) {
-        // One hash lookup (in place), not two; room for a message's usual steps (send, accept,
-        // fan-out, store, notify) at once, not grown 1, 2, 4, 8.
-        Self.append(step, to: &steps[uid, default: Self.emptySteps()], max: maxSteps)
+        log.append((uid, step))
     }
 
-    private static func emptySteps() -> [Step] {
-        var steps: [Step] = []
-        steps.reserveCapacity(8)
-        return steps
+    /// `uid`'s steps, oldest first, at most `maxSteps` (the first ones).
+    private func steps(of uid: String) -> [Step] {
+        while indexed < log.count {
+            Self.append(indexed, to: &index[log[indexed].uid, default: []], max: maxSteps)
+            indexed += 1
+        }
+        return (index[uid] ?? []).map { log[$0].step }
     }
 
-    private static func append(_ step: Step, to list: inout [Step], max: Int) {
-        if list.count < max { list.append(step) }
+    private static func append(_ position: Int, to list: inout [Int], max: Int) {
+        if list.count < max { list.append(position) }
     }
 
     func sent(device: Int, clientUniqueId: Int64, messageId: Int64, at t: SimTime) {
@@ -590,7 +597,7 @@ public final class MessagePaths {
     /// The path of `uid`, with every step of the focus device (and the sender) and a count of the
     /// others.
     public func describe(_ uid: String, world: World, focus: Int? = nil) -> [String] {
-        let all = steps[uid] ?? []
+        let all = steps(of: uid)
         let m = acceptedMessages[uid]
         var out: [String] = []
         var othersFannedOut = 0

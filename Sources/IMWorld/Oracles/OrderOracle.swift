@@ -44,7 +44,8 @@ final class OrderOracle: Oracle {
         // call) and compare with server order: the first such finding of the run.
         for d in 0..<world.deviceCount {
             ensure(d)
-            let found = rules[d].finish(store: world.store(ofDevice: d), device: world.deviceId(d), serverTime: serverTime)
+            let found = rules[d].finish(store: world.store(ofDevice: d), device: world.deviceId(d),
+                                        pageAsTheApp: world.devices[d].disk != nil, serverTime: serverTime)
             if !found.isEmpty { return report(d, found) }
         }
     }

@@ -8,41 +8,41 @@ import IMWire
 /// oracle suite per effect list; a rule given none reads the store itself (`imsim replay`).
 public final class StoreReads {
     public let store: IMStore
-    private var rows: [Int64: StoredMessage?] = [:]
-    private var conversations: [ConversationKey: StoredConversation?] = [:]
+    private var rows: [Int64: (conversation: ConversationKey, sentTime: Int64)?] = [:]
+    private var unread: [ConversationKey: UnreadState?] = [:]
 
     public init(_ store: IMStore) { self.store = store }
 
     /// Forgets every read (the store may have changed since).
     public func forget() {
         if !rows.isEmpty { rows.removeAll(keepingCapacity: true) }
-        if !conversations.isEmpty { conversations.removeAll(keepingCapacity: true) }
+        if !unread.isEmpty { unread.removeAll(keepingCapacity: true) }
     }
 
-    /// `(try? store.message(id:)) ?? nil`, once per id.
-    public func message(id: Int64) -> StoredMessage? {
+    /// A row's conversation and sentTime (the fields of `store.message(id:)` the rules compare),
+    /// once per id; nil when there is no such row.
+    public func sentRow(id: Int64) -> (conversation: ConversationKey, sentTime: Int64)? {
         if let r = rows[id] { return r }
-        let r = (try? store.message(id: id)) ?? nil
+        let r = (try? store.conversationAndSentTime(ofMessage: id)) ?? nil
         rows[id] = .some(r)
         return r
     }
 
-    /// `(try? store.conversation(key)) ?? nil`, once per key.
-    public func conversation(_ key: ConversationKey) -> StoredConversation? {
-        if let c = conversations[key] { return c }
-        let c = (try? store.conversation(key)) ?? nil
-        conversations[key] = .some(c)
+    /// A conversation's stored unread count and mention flag with the store's recount of its
+    /// unread candidates (`store.unreadState(of:)`: one statement), once per key; nil when the
+    /// conversation has no row.
+    public func unreadState(_ key: ConversationKey) -> UnreadState? {
+        if let c = unread[key] { return c }
+        let c = (try? store.unreadState(of: key)) ?? nil
+        unread[key] = .some(c)
         return c
     }
 
-    static func message(id: Int64, _ store: IMStore, _ reads: StoreReads?) -> StoredMessage? {
-        if let reads { return reads.message(id: id) }
-        return (try? store.message(id: id)) ?? nil
-    }
-
-    static func conversation(_ key: ConversationKey, _ store: IMStore, _ reads: StoreReads?) -> StoredConversation? {
-        if let reads { return reads.conversation(key) }
-        return (try? store.conversation(key)) ?? nil
+    /// Without shared reads (a simulated disk, where every read may draw from the device's
+    /// storage stream, or `imsim replay`) the rules make the app-facing reads they always made.
+    static func sentRow(id: Int64, _ store: IMStore, _ reads: StoreReads?) -> (conversation: ConversationKey, sentTime: Int64)? {
+        if let reads { return reads.sentRow(id: id) }
+        return ((try? store.message(id: id)) ?? nil).map { ($0.conversation, $0.sentTime) }
     }
 }
 
@@ -77,7 +77,7 @@ public struct NoDuplicateRule: Sendable {
     public init(device: String) { self.device = device }
 
     /// A new app process shows its messages afresh.
-    public mutating func appStarted() { notified = [:] }
+    public mutating func appStarted() { notified.removeAll(keepingCapacity: true) }
 
     /// Trimmed of whitespace at both ends (the SDK's normalisation of a target id); nil when it is.
     public static func trimmed(_ key: ConversationKey) -> ConversationKey? {
@@ -100,11 +100,15 @@ public struct NoDuplicateRule: Sendable {
                 if conv.type != .chatroom { checkConversation(conv, store, &out) }
                 if isNew, let uid { storedNew(id, uid, conv, store, &out) }
             case .callback(.sendResult(let id, let uid?, _, nil)):
-                if let first = rows[uid], first.messageId != id {
+                // (Nothing changes `rows` between the look-up and the update: one hash.)
+                let i = rows.index(forKey: uid)
+                if let i, case let first = rows.values[i], first.messageId != id {
                     out.append(DeviceFinding(conversation: first.conversation, messageUId: uid, detail:
                         "duplicate: own message \(uid) completed on messageId \(id) but already stored as messageId \(first.messageId)"))
                 }
-                if let conv = StoreReads.message(id: id, store, reads)?.conversation { rows[uid] = (conv, id) }
+                if let conv = StoreReads.sentRow(id: id, store, reads)?.conversation {
+                    if let i { rows.values[i] = (conv, id) } else { rows[uid] = (conv, id) }
+                }
             case .callback(.received(let m, _, _, _)):
                 guard let uid = m.messageUId else { continue }
                 if notified.updateValue(m.conversation, forKey: uid) != nil {
@@ -126,11 +130,11 @@ public struct NoDuplicateRule: Sendable {
     }
 
     private mutating func storedNew(_ id: Int64, _ uid: String, _ conv: ConversationKey, _ store: IMStore, _ out: inout [DeviceFinding]) {
-        if let first = rows[uid], ((try? store.countRows(withUId: uid)) ?? 2) > 1 {
+        // (One lookup: the earlier row, replaced by this one.)
+        if let first = rows.updateValue((conv, id), forKey: uid), ((try? store.countRows(withUId: uid)) ?? 2) > 1 {
             out.append(DeviceFinding(conversation: conv, messageUId: uid,
                                      detail: "duplicate: messageUId \(uid) stored twice on \(device) (messageId \(first.messageId) and \(id))"))
         }
-        rows[uid] = (conv, id)
     }
 
     /// A message landed in `conv`: is the same peer now listed twice?
@@ -203,7 +207,7 @@ public struct OrderRule: Sendable {
                 if let f = Self.time(uid, sentTime, conv, "stored", serverTime) { out.append(f) }
             case .callback(.sendResult(let id, let uid?, _, nil)):
                 // What the store keeps is what the conversation is ordered by.
-                if let row = StoreReads.message(id: id, store, reads),
+                if let row = StoreReads.sentRow(id: id, store, reads),
                    let f = Self.time(uid, row.sentTime, row.conversation, "own sent message", serverTime) {
                     out.append(f)
                 }
@@ -239,21 +243,33 @@ public struct OrderRule: Sendable {
     }
 
     /// The end: the first conversation whose pages break server order (one finding at most).
-    public func finish(store: IMStore, device: String, serverTime: (String) -> Int64?) -> [DeviceFinding] {
+    /// `pageAsTheApp`: read through `history(in:before:count:)` 20 rows a call, as an app does (on
+    /// a simulated disk each read may draw from the device's storage stream); otherwise the same
+    /// rows' messageUIds in one statement per conversation.
+    public func finish(store: IMStore, device: String, pageAsTheApp: Bool = true,
+                       serverTime: (String) -> Int64?) -> [DeviceFinding] {
         guard let convs = try? store.conversationList() else { return [] }
         for conv in convs {
-            var seen: [StoredMessage] = []
-            var before: Int64 = -1
-            while true {
-                let page = (try? store.history(in: conv.key, before: before, count: 20)) ?? []
-                seen += page
-                guard page.count == 20, let last = page.last, seen.count < 100_000 else { break }
-                before = last.messageId
+            var seen: [String?] = []
+            if pageAsTheApp {
+                var before: Int64 = -1
+                while true {
+                    let page = (try? store.history(in: conv.key, before: before, count: 20)) ?? []
+                    seen += page.lazy.map(\.messageUId)
+                    guard page.count == 20, let last = page.last, seen.count < 100_000 else { break }
+                    before = last.messageId
+                }
+            } else {
+                // (Paging stops at the first full page reaching 100,000 rows: exactly 100,000.)
+                seen = (try? store.historyUIds(in: conv.key, limit: 100_000)) ?? []
             }
-            // seen is newest first; server order is (dataTime, messageUId).
-            for (newer, older) in zip(seen, seen.dropFirst()) {
-                guard let nu = newer.messageUId, let ou = older.messageUId,
-                      let ns = serverTime(nu), let os = serverTime(ou), (ns, nu) < (os, ou) else { continue }
+            // seen is newest first; server order is (dataTime, messageUId). Each row's server
+            // time is looked up once (it is the older of one pair and the newer of the next).
+            var newerTime: Int64? = nil
+            for (i, uid) in seen.enumerated() {
+                let time = uid.flatMap(serverTime)
+                defer { newerTime = time }
+                guard i > 0, let ou = uid, let os = time, let nu = seen[i - 1], let ns = newerTime, (ns, nu) < (os, ou) else { continue }
                 return [DeviceFinding(conversation: conv.key, messageUId: nu, detail:
                     "history shows \(nu) (dataTime \(ns)) before \(ou) (dataTime \(os)) on \(device), against server order")]
             }
@@ -287,16 +303,28 @@ public struct UnreadRule: Sendable {
     }
 
     private mutating func check(_ store: IMStore, _ conv: ConversationKey, _ reads: StoreReads? = nil) -> DeviceFinding? {
-        guard !reported, let stored = StoreReads.conversation(conv, store, reads),
-              let expected = try? store.countUnreadCandidates(in: conv), stored.unreadCount != expected else { return nil }
+        guard !reported else { return nil }
+        let shown: Int, expected: Int
+        if let reads {
+            guard let state = reads.unreadState(conv) else { return nil }
+            (shown, expected) = (state.unreadCount, state.unreadCandidates)
+        } else {
+            guard let stored = (try? store.conversation(conv)) ?? nil,
+                  let count = try? store.countUnreadCandidates(in: conv) else { return nil }
+            (shown, expected) = (stored.unreadCount, count)
+        }
+        guard shown != expected else { return nil }
         reported = true
         return DeviceFinding(conversation: conv, messageUId: nil,
-                             detail: "unread count is \(stored.unreadCount) but \(expected) received counted messages are unread and not recalled")
+                             detail: "unread count is \(shown) but \(expected) received counted messages are unread and not recalled")
     }
 
-    public mutating func finish(store: IMStore) -> [DeviceFinding] {
+    /// `sharedReads`: read each conversation's count and recount in one statement (`StoreReads`;
+    /// not on a simulated disk, where each read may draw from the device's storage stream).
+    public mutating func finish(store: IMStore, sharedReads: Bool = false) -> [DeviceFinding] {
         guard let convs = try? store.conversationList() else { return [] }
-        return convs.compactMap { check(store, $0.key) }
+        let reads = sharedReads ? StoreReads(store) : nil
+        return convs.compactMap { check(store, $0.key, reads) }
     }
 }
 
