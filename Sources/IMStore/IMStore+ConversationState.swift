@@ -122,20 +122,7 @@ extension IMStore {
                 unreadAfter = try countUnreadRows(in: key, from: readUpTo + 1)
             }
         }
-        try connection.with(Self.updateConversationState) { s in
-            try s.bind(key, at: 1)
-            try s.bind(latest?.id, at: 3)
-            try s.bind(latest?.time ?? 0, at: 4)
-            try s.bind(unreadAfter, at: 5)
-            try s.bind(mention, at: 6)
-            try s.run()
-        }
-        return ConversationChange(
-            key: key, created: false,
-            latestChanged: latest?.id != before.latestMessageId || (latest?.time ?? 0) != before.latestTime,
-            latestMessageId: latest?.id,
-            unreadDelta: unreadAfter - before.unreadCount, unreadCount: unreadAfter,
-            hasUnreadMentioned: mention, mentionChanged: mention != before.hasUnreadMentioned)
+        return try storeConversationState(key, before: before, latest: latest, unreadCount: unreadAfter, mention: mention)
     }
 
     /// `refreshConversation(key, unread: .delta(0))` after `markSent` moved outgoing row
@@ -157,11 +144,19 @@ extension IMStore {
         }
         let mention = before.hasUnreadMentioned
         let unreadAfter = max(0, before.unreadCount)
+        return try storeConversationState(key, before: before, latest: latest, unreadCount: unreadAfter, mention: mention)
+    }
+
+    /// Both refresh forms' write (one statement text, one preparation) and the change it makes
+    /// to `before`.
+    private func storeConversationState(
+        _ key: ConversationKey, before: StoredConversation, latest: (id: Int64, time: Int64)?, unreadCount: Int, mention: Bool
+    ) throws -> ConversationChange {
         try connection.with(Self.updateConversationState) { s in
             try s.bind(key, at: 1)
             try s.bind(latest?.id, at: 3)
             try s.bind(latest?.time ?? 0, at: 4)
-            try s.bind(unreadAfter, at: 5)
+            try s.bind(unreadCount, at: 5)
             try s.bind(mention, at: 6)
             try s.run()
         }
@@ -169,11 +164,10 @@ extension IMStore {
             key: key, created: false,
             latestChanged: latest?.id != before.latestMessageId || (latest?.time ?? 0) != before.latestTime,
             latestMessageId: latest?.id,
-            unreadDelta: unreadAfter - before.unreadCount, unreadCount: unreadAfter,
-            hasUnreadMentioned: mention, mentionChanged: false)
+            unreadDelta: unreadCount - before.unreadCount, unreadCount: unreadCount,
+            hasUnreadMentioned: mention, mentionChanged: mention != before.hasUnreadMentioned)
     }
 
-    /// The refresh's write; one statement text, so both refresh forms share one preparation.
     static let updateConversationState: StaticString = """
         UPDATE conversations SET latestMessageId = ?3, latestTime = ?4, unreadCount = ?5, hasUnreadMentioned = ?6
         WHERE conversationType = ?1 AND targetId = ?2
