@@ -41,8 +41,16 @@ public final class IMStore {
         self.options = options
         self.connection = try SQLiteConnection(location: location)
         // Version 0: the schema was just created, so the database is empty (an opened file's
-        // rows are not known to follow the store's rules).
-        connection.conversationRowsDerived = try Schema.migrate(connection) == 0
+        // rows are not known to follow the store's rules) — or a device opened again after an
+        // app kill of a derived store (`crash()`: what it wrote stays, and WAL recovery keeps
+        // whole transactions, each of which left the rows agreeing). A power loss ends that.
+        let found = try Schema.migrate(connection)
+        var derived = found == 0
+        if case .device(let disk) = location {
+            derived = derived || (found == Schema.currentVersion && disk.conversationRowsDerived)
+            disk.conversationRowsDerived = false
+        }
+        connection.conversationRowsDerived = derived
     }
 
     /// A store on a private in-memory database (the simulator's default).
@@ -80,6 +88,7 @@ public final class IMStore {
         let found = try Schema.migrate(connection)
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.conversationRowsDerived = Self.copyIsDerived(template: derived, found: found)
+        disk.conversationRowsDerived = false
     }
 
     /// Whether a migrated copy's rows are the store's own: a new database, or a derived template
@@ -96,6 +105,7 @@ public final class IMStore {
         guard isOpen else { return }
         isOpen = false
         if case .device(let disk) = connection.location {
+            disk.conversationRowsDerived = connection.conversationRowsDerived
             disk.kill()
             disk.freezeDeletes(true)
             connection.close()

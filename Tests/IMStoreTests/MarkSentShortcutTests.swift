@@ -160,4 +160,57 @@ import IMWire
         #expect(!again.connection.conversationRowsDerived, "its rows came from a file")
         again.close()
     }
+
+    /// A device store opened again after an app kill keeps the flag (WAL recovery keeps whole
+    /// transactions, each of which left the rows agreeing): the random operations above, with a
+    /// kill every few dozen, against a twin that always recomputes.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func anAppKillKeepsTheShortcut(seed: UInt64) throws {
+        let disk = SimDisk(seed: seed)
+        var fast = try IMStore(copyOf: IMStore.inMemory(), on: disk)
+        let full = try memoryStore()
+        full.connection.conversationRowsDerived = false
+        var r = Mix(state: seed)
+        var sending: [Int64] = []
+        for n in 0..<240 {
+            if n % 37 == 36 {
+                fast = try fast.reopen()   // app kill, then the app starts again
+                #expect(fast.connection.conversationRowsDerived, "after an app kill of a derived store")
+            }
+            try Self.step(&r, fast, full, sending: &sending, n: n)
+            for key in [alice, bob, team] {
+                #expect(try fast.conversation(key) == full.conversation(key))
+            }
+        }
+        #expect(try fast.integrityProblems().isEmpty)
+    }
+
+    /// What ends the trust across an open: a power loss, a store that had stopped trusting, a
+    /// clean close (only a kill hands the flag on).
+    @Test func whatADeviceOpenTrusts() throws {
+        let disk = SimDisk(seed: 4)
+        var s = try IMStore(copyOf: IMStore.inMemory(), on: disk)
+        #expect(s.connection.conversationRowsDerived, "a new device store")
+        _ = try store(s, incoming("A", at: 1))
+        s = try s.reopen()
+        #expect(s.connection.conversationRowsDerived, "app kill")
+        s.crash()
+        disk.losePower(torn: false)
+        s = try IMStore(location: .device(disk))
+        #expect(!s.connection.conversationRowsDerived, "power loss")
+        s = try s.reopen()
+        #expect(!s.connection.conversationRowsDerived, "a kill of a store that did not trust its rows")
+
+        let other = SimDisk(seed: 5)
+        var t = try IMStore(copyOf: IMStore.inMemory(), on: other)
+        _ = try store(t, incoming("B", at: 1))
+        #expect(try t.removeConversation(alice))
+        t = try t.reopen()
+        #expect(!t.connection.conversationRowsDerived, "removeConversation before the kill")
+
+        let third = SimDisk(seed: 6)
+        let u = try IMStore(copyOf: IMStore.inMemory(), on: third)
+        u.close()
+        #expect(!(try IMStore(location: .device(third))).connection.conversationRowsDerived, "a clean close hands nothing on")
+    }
 }

@@ -12,6 +12,11 @@ public final class SimDisk: @unchecked Sendable {
     let disk: OpaquePointer
     /// The device's database file name for `sqlite3_open_v2` with the VFS.
     let path: String
+    /// Set by `IMStore.crash()` (an app kill) to its connection's `conversationRowsDerived`,
+    /// taken by the next open of this device, cleared by a power loss: the open store then
+    /// trusts its conversation rows only if the killed one did and nothing but SQLite's
+    /// recovery came between.
+    var conversationRowsDerived = false
 
     /// Fault knobs (see the fields): changed by the world between store operations.
     public struct Faults: Sendable, Hashable {
@@ -114,7 +119,11 @@ public final class SimDisk: @unchecked Sendable {
     /// Power loss of the device (after its connections were killed): unsynced data is lost, or,
     /// `torn`, partly kept. Returns the unsynced sectors there were.
     @discardableResult
-    func powerLoss(torn: Bool) -> Int { Int(imsim_simdisk_power_loss(disk, torn ? 1 : 0)) }
+    func powerLoss(torn: Bool) -> Int {
+        // Unsynced writes lost or torn: recovery need not land on a state the store wrote.
+        conversationRowsDerived = false
+        return Int(imsim_simdisk_power_loss(disk, torn ? 1 : 0))
+    }
 
     /// Power loss of a device with no open connection (tests, and after `IMStore.crash`).
     @discardableResult
