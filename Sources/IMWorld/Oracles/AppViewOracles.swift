@@ -145,12 +145,7 @@ final class UnreadModelOracle: Oracle {
     private func check(_ world: World, _ d: Int, _ conv: ConversationKey, _ reads: StoreReads? = nil) {
         guard !reported.contains(d), conv.type != .chatroom else { return }
         let expected = unread[d][conv]?.count ?? 0
-        let row: (unreadCount: Int, hasUnreadMentioned: Bool)?
-        if let reads {
-            row = reads.unreadState(conv).map { ($0.unreadCount, $0.hasUnreadMentioned) }
-        } else {
-            row = ((try? world.store(ofDevice: d).conversation(conv)) ?? nil).map { ($0.unreadCount, $0.hasUnreadMentioned) }
-        }
+        let row = StoreReads.shownUnread(conv, world.store(ofDevice: d), reads)
         let shown = row?.unreadCount ?? 0
         let mentionExpected = unread[d][conv]?.keys.contains { mentions[d].contains($0) } ?? false
         if shown == expected, (row?.hasUnreadMentioned ?? false) != mentionExpected {

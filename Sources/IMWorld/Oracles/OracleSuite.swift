@@ -346,11 +346,15 @@ public final class OracleSuite: WorldObserver {
         }
     }
 
+    /// Whether the oracles may read device `d`'s store as they like (shared, lean reads): not on
+    /// a simulated disk, where a read may draw from the device's storage stream, so the oracles'
+    /// reads stay exactly the app-facing ones they always made.
+    static func readsDrawNothing(_ world: World, _ d: Int) -> Bool { world.devices[d].disk == nil }
+
     /// Reads of device `d`'s store shared by the oracles judging its effect list, or nil (read
-    /// the store directly). Not on a simulated disk: there a read may draw from the device's
-    /// storage stream, so the oracles' reads stay exactly as many as before.
+    /// the store directly; `readsDrawNothing`).
     func storeReads(_ world: World, _ d: Int) -> StoreReads? {
-        guard readsDevice == d, world.devices[d].disk == nil else { return nil }
+        guard readsDevice == d, Self.readsDrawNothing(world, d) else { return nil }
         let store = world.store(ofDevice: d)
         while readers.count <= d { readers.append(nil) }
         if let r = readers[d], r.store === store { return r }

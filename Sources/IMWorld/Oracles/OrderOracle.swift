@@ -45,7 +45,7 @@ final class OrderOracle: Oracle {
         for d in 0..<world.deviceCount {
             ensure(d)
             let found = rules[d].finish(store: world.store(ofDevice: d), device: world.deviceId(d),
-                                        pageAsTheApp: world.devices[d].disk != nil, serverTime: serverTime)
+                                        pageAsTheApp: !OracleSuite.readsDrawNothing(world, d), serverTime: serverTime)
             if !found.isEmpty { return report(d, found) }
         }
     }

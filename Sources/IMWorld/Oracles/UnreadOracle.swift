@@ -28,7 +28,7 @@ final class UnreadOracle: Oracle {
     func finalCheck(_ world: World) {
         for d in 0..<world.deviceCount {
             while rules.count <= d { rules.append(UnreadRule()) }
-            report(d, rules[d].finish(store: world.store(ofDevice: d), sharedReads: world.devices[d].disk == nil))
+            report(d, rules[d].finish(store: world.store(ofDevice: d), sharedReads: OracleSuite.readsDrawNothing(world, d)))
         }
     }
 }

@@ -44,6 +44,13 @@ public final class StoreReads {
         if let reads { return reads.sentRow(id: id) }
         return ((try? store.message(id: id)) ?? nil).map { ($0.conversation, $0.sentTime) }
     }
+
+    /// A conversation's stored unread count and mention flag (nil: no row), through `reads`
+    /// when given, else the app-facing `store.conversation(_:)`.
+    static func shownUnread(_ key: ConversationKey, _ store: IMStore, _ reads: StoreReads?) -> (unreadCount: Int, hasUnreadMentioned: Bool)? {
+        if let reads { return reads.unreadState(key).map { ($0.unreadCount, $0.hasUnreadMentioned) } }
+        return ((try? store.conversation(key)) ?? nil).map { ($0.unreadCount, $0.hasUnreadMentioned) }
+    }
 }
 
 /// One finding of a device-local rule that reads the device's store.
