@@ -273,6 +273,14 @@ public struct ClientConfig: Sendable, Hashable {
     /// to a power loss is stored again from the copy (issue 28). Off by default (the golden
     /// digests); the world turns it on for `client.store: device`.
     public var restoreOwnRowsFromCopies = false
+    /// The first pull after the store opened, and after a delivery could not be stored, asks
+    /// from 1 ms before each cursor and keeps a message at exactly the cursor's time unless its
+    /// messageUId is already stored. A cursor moved by one direct delivery says nothing of another
+    /// message of the same millisecond (another conversation): a power loss or a failed write can
+    /// take that one back while keeping the cursor, and a pull after the cursor never returns it
+    /// (issue 28, Docs/store.md). Off by default (the golden digests); the world turns it on for
+    /// `client.store: device`.
+    public var repullCursorTies = false
 
     public init() {}
 }

@@ -27,10 +27,13 @@ extension ClientCore {
 
     private mutating func sendPullRequest() {
         var r = RMTPSyncRequestMsg()
-        r.syncTime = inboxCursor
+        // Re-asking for the cursors' own millisecond (`repullCursorTies`): the server returns
+        // what is newer than the time asked for.
+        let tie: Int64 = cursorTiesUnsure ? 1 : 0
+        r.syncTime = max(0, inboxCursor - tie)
         r.ispolling = false
         r.isPullSend = true
-        r.sendBoxSyncTime = sendboxCursor
+        r.sendBoxSyncTime = max(0, sendboxCursor - tie)
         let id = query(.pullMsg, target: userId, body: built(r), .pull)
         syncChange("pullMsg #\(id) from inbox \(r.syncTime), sendbox \(r.sendBoxSyncTime)") { $0.pullSent(messageId: id) }
     }
@@ -90,9 +93,13 @@ extension ClientCore {
             } else {
                 cursor = inboxCursor
             }
-            guard m.dataTime > cursor else {
+            let atCursor = cursorTiesUnsure && m.dataTime == cursor && cursor > 0
+            guard m.dataTime > cursor || atCursor else {
                 out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation,
                                   reason: "dataTime \(m.dataTime) ≤ \(m.direction == .send ? "sendbox" : "inbox") cursor \(cursor)"))
+                continue
+            }
+            if atCursor, !(m.direction == .send && isOwnDevice(m.clientUniqueId)), storedAlready(m) {
                 continue
             }
             if m.direction == .send, isOwnDevice(m.clientUniqueId), !ownCopyReceived(m, path: "pull") {
@@ -106,6 +113,8 @@ extension ClientCore {
             pullAfterStoreFailure = true
             return
         }
+        // Stored with the page: the cursors' millisecond was asked for again.
+        cursorTiesUnsure = false
         if page.finished { pullAfterStoreFailure = false }
         if !page.finished {
             return sendPullRequest()
@@ -116,6 +125,20 @@ extension ClientCore {
                               reason: "queued s_ntf time \(queued) ≤ inbox cursor \(inboxCursor)"))
         }
         syncChange("finished") { $0.pullEnded(synced: true) }
+    }
+
+    /// A message re-pulled at its cursor's millisecond whose messageUId a row already holds: not
+    /// stored again. A store error keeps it (a duplicate row is recoverable, a loss is not).
+    private mutating func storedAlready(_ m: IncomingMessage) -> Bool {
+        guard let uid = m.messageUId else { return false }
+        do {
+            guard try store.countRows(withUId: uid) > 0 else { return false }
+        } catch {
+            storeError("re-pulled \(uid) at the cursor", error)
+            return false
+        }
+        out.note(.skipped(messageUId: uid, conversation: m.conversation, reason: "re-pulled at the cursor's millisecond: already stored"))
+        return true
     }
 
     /// Moves the sendbox cursor forward (own sends while in sync).

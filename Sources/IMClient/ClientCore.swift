@@ -51,6 +51,8 @@ public struct ClientCore {
     /// A message the server delivered could not be stored (storage fault): the connection is out
     /// of sync until a pull stores it; the next `s_msg` (skipped meanwhile) starts that pull again.
     var pullAfterStoreFailure = false
+    /// The next pull re-asks for the cursors' own millisecond (`ClientConfig.repullCursorTies`).
+    var cursorTiesUnsure = false
     /// Writes a storage fault left owed (ClientCore+StoreRetry), retried at every input.
     var owedSentMarks: [OwedSentMark] = []
     var owedRoomCleanups: [OwedRoomCleanup] = []
@@ -84,6 +86,8 @@ public struct ClientCore {
         store.options.dedupByMessageUId = config.messageUIdDedup
         inboxCursor = (try? store.cursor(.inbox)) ?? 0
         sendboxCursor = (try? store.cursor(.sendbox)) ?? 0
+        // A store opened by this process: what the cursors' last moves assumed may be gone.
+        cursorTiesUnsure = config.repullCursorTies
     }
 
     /// Handles one input at device time `now`; returns the effects in order.

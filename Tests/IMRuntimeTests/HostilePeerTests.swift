@@ -21,6 +21,18 @@ import Testing
             .connect(host: "127.0.0.1", port: port).get()
     }
 
+    /// Options for these tests: the server's wall-clock deadlines (10 s to CONNECT, 90 s idle) are
+    /// not under test, and the test task that writes the CONNECT can wait longer than that for a
+    /// thread when the full suite's long synchronous tests hold the cooperative pool (seen in CI:
+    /// the connection closed on `connectTimeout` before the CONNECT was written).
+    static func options() -> RuntimeServerOptions {
+        var o = RuntimeServerOptions()
+        o.users = ["alice"]
+        o.config.connectDeadline = .seconds(3600)
+        o.config.sessionIdleTimeout = .seconds(3600)
+        return o
+    }
+
     static func connectFrame(_ user: String) throws -> [UInt8] {
         try StreamFraming.encode(.connect(Frame.Connect(keepAlive: 30, clientId: "mobile:\(user)-raw", appKey: ServerConfig().appKey,
                                                         token: RuntimeServerOptions.token(for: user))),
@@ -46,8 +58,7 @@ import Testing
     @Test("a client that sends PINGREQs but never reads is closed at the outbound limit; nothing stays queued")
     func slowReaderIsClosed() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        var o = RuntimeServerOptions()
-        o.users = ["alice"]
+        var o = Self.options()
         o.maxOutboundBytes = 64 << 10
         o.socketSendBufferBytes = 8192   // the kernel holds little: the queue is the server's
         let server = try await RuntimeServer.start(o, group: group).get()
@@ -73,8 +84,7 @@ import Testing
     @Test("after a protocol error the server stops reading and closes even when the peer never reads")
     func protocolErrorCloses() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        var o = RuntimeServerOptions()
-        o.users = ["alice"]
+        var o = Self.options()
         o.maxOutboundBytes = 256 << 20   // not the slow-reader rule: the close after the error
         o.closeFlushTimeout = .milliseconds(500)
         o.socketSendBufferBytes = 8192

@@ -50,3 +50,23 @@ private final class SendTap: WorldObserver {
         #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
     }
 }
+
+extension StorageSweepRegressionTests {
+    /// quickstart-storage --swarm seed 20: the server accepted two of carol's messages in the same
+    /// millisecond (private:carol and group:family) and fanned both out to alice-phone, which
+    /// stored each direct delivery in its own transaction with the inbox cursor. A power loss kept
+    /// the first commit (cursor := that millisecond) and took back the second; the next pull asked
+    /// for what is newer than the cursor and the second message never came back (storage, then
+    /// liveness). The first pull of a process now asks for the cursor's millisecond again
+    /// (`ClientConfig.repullCursorTies`).
+    @Test("a same-millisecond message a power loss took back is pulled again (quickstart-storage --swarm seed 20)")
+    func sameMillisecondAcrossPowerLoss() throws {
+        var (s, _) = try Scenario.load(pathOrName: "quickstart-storage")
+        s.swarm = true
+        let tap = SendTap()
+        let run = try ScenarioRun(scenario: s, seed: 20, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "quickstart-storage"),
+                                  observers: [tap])
+        run.run()
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+}

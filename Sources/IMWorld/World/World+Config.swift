@@ -42,6 +42,7 @@ extension World {
         c.bugs = ClientBugs(s.client.bugs + (s.client.recallDecrementsUnread ? [] : [.B14]))
         c.clientUniqueIdClockFloor = s.client.store == .device
         c.restoreOwnRowsFromCopies = s.client.store == .device
+        c.repullCursorTies = s.client.store == .device
         return c
     }
 
