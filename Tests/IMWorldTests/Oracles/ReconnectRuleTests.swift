@@ -121,3 +121,31 @@ import Testing
         }
     }
 }
+
+extension ReconnectRuleTests {
+    /// §5: connect() once per app lifetime. A second call while the first is in effect (the
+    /// SDK ignores it) does not restart the schedule; after disconnect() a connect() does.
+    /// everyday-storage --swarm seed 254: the app's own reconnect call during the SDK's CONNACK
+    /// timeouts was taken for a restart, and the next attempt (0.5 s, attempt 2) called late.
+    @Test func aSecondConnectWhileOneIsInEffectChangesNothing() {
+        var r = started()
+        #expect(r.effects([.openConnection], at: 10 * Self.s).isEmpty)
+        r.input(.transport(.closed(.reset)), inbound: [], at: 11 * Self.s)
+        #expect(r.effects([.openConnection], at: 11 * Self.s + Self.ms(250)).isEmpty)
+        r.input(.api(.connect(token: "t", timeLimitSeconds: 0)), inbound: [], at: 12 * Self.s)
+        r.input(.transport(.closed(.reset)), inbound: [], at: 13 * Self.s)
+        // Attempt 2 waits 0.5 s: neither "late" at 0.1 s (a restarted schedule) nor too early.
+        #expect(r.due(at: 13 * Self.s + Self.ms(200)).isEmpty)
+        #expect(r.effects([.openConnection], at: 13 * Self.s + Self.ms(500)).isEmpty)
+
+        // After disconnect() the SDK takes a new connect(): its first failure retries at once.
+        var off = started()
+        off.input(.api(.disconnect), inbound: [], at: 10 * Self.s)
+        off.input(.api(.connect(token: "t", timeLimitSeconds: 0)), inbound: [], at: 20 * Self.s)
+        #expect(off.effects([.openConnection], at: 20 * Self.s).isEmpty)
+        off.input(.transport(.closed(.reset)), inbound: [], at: 21 * Self.s)
+        #expect(off.nextDeadline == 21 * Self.s + ReconnectRule.lateTolerance)
+        let f = off.due(at: 21 * Self.s + Self.ms(101))
+        #expect(f.first?.detail { "\($0)" }.contains("attempt 0") == true)
+    }
+}

@@ -12,7 +12,8 @@ import SimKernel
 /// - **attempt times**: after the n-th consecutive failure (a connection closed by the network,
 ///   or given up by the SDK — ping or CONNACK timeout, refused CONNACK — before or after its
 ///   CONNACK) the next connection is opened exactly `schedule[n-1]` later (0, 0.25, 0.5, 1, 2,
-///   4, 8, 16, 32, 64 s, then 64 s forever). n restarts at an accepted CONNACK, at `connect()`,
+///   4, 8, 16, 32, 64 s, then 64 s forever). n restarts at an accepted CONNACK, at `connect()`
+///   (not a second one while the first is in effect: the SDK ignores it),
 ///   and at a foreground / network change, which owes a waiting device an attempt at once — also
 ///   a device whose SDK closed the connection in the background (§5's iOS background close:
 ///   "messages reach the user only by push until foreground"; the schedule restarts from 0 there).
@@ -75,6 +76,10 @@ public struct ReconnectRule: Sendable {
         /// The attempt the device owes: when, since when, which index, why ("lost" / the restart's cause).
         var due: (at: Int64, since: Int64, index: Int, why: String)?
         var stopped: String?
+        /// A `connect()` is in effect: called, and nothing stopped the SDK since (disconnect,
+        /// logout, a connect error, a kick, a fatal CONNACK). §5: connect once per app
+        /// lifetime — a second call meanwhile changes nothing (the SDK ignores it).
+        var callActive = false
         /// The SDK said it stopped on its own (a status other than connecting/connected): no attempt owed.
         var quiet = false
         /// The SDK went quiet with UNCONNECTED while the app was in the background, nothing
@@ -193,9 +198,11 @@ public struct ReconnectRule: Sendable {
                 link.giveUpAt = nil
             case .connack(let c) where Self.fatalConnack.contains(c.statusCode):
                 link.stopped = "CONNACK status \(c.statusCode) (fatal)"
+                link.callActive = false
                 link.due = nil
             case .disconnect(let x) where x.statusCode == 1 || x.statusCode == 2:
                 link.stopped = "DISCONNECT status \(x.statusCode) (\(x.statusCode == 1 ? "kicked" : "blocked"))"
+                link.callActive = false
                 link.due = nil
             case .pingResp where link.connected && link.pongBy != nil:
                 link.pongBy = nil
@@ -223,6 +230,10 @@ public struct ReconnectRule: Sendable {
             networkUp = up
             if up { restart(at: t, why: "the network changed") } else { link.due = nil }
         case .api(.connect(_, let limit)):
+            // Seen in everyday-storage --swarm seed 254: the app's own reconnect call during
+            // the SDK's retries was taken for a restart of the schedule.
+            guard !link.callActive else { break }
+            link.callActive = true
             link.restartedQuietly = false
             link.suspended = false
             link.stopped = nil
@@ -232,9 +243,11 @@ public struct ReconnectRule: Sendable {
             link.giveUpAt = limit > 0 ? t + local(seconds: Int64(limit)) : nil
         case .api(.disconnect):
             link.stopped = "disconnect()"
+            link.callActive = false
             link.due = nil
         case .api(.logout):
             link.stopped = "logout()"
+            link.callActive = false
             link.due = nil
         default:
             break
@@ -291,6 +304,7 @@ public struct ReconnectRule: Sendable {
                     link.waitingForNetwork = true
                 case .kickedOfflineByOtherClient:
                     link.stopped = "being kicked by another device"
+                    link.callActive = false
                     link.due = nil
                 default:
                     // Unconnected (suspended in the background, signed out…), banned: the SDK
@@ -299,9 +313,11 @@ public struct ReconnectRule: Sendable {
                     link.due = nil
                     link.quiet = true
                     link.suspended = s == .unconnected && link.background && link.stopped == nil && !link.open
+                    if !link.suspended { link.callActive = false }
                 }
             case .callback(.connectError(let code)):
                 link.stopped = "connect error \(code)"
+                link.callActive = false
                 link.due = nil
             default:
                 break
