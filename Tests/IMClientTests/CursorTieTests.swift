@@ -64,8 +64,8 @@ struct CursorTieTests {
         var config = ClientConfig()
         config.repullCursorTies = true
         var h = Harness(config: config)
-        h.connectInSync(timestamp: 100)
-        // A sync echo's copy moved the sendbox cursor to 700 (another device's send).
+        h.connect(timestamp: 100)
+        // A pulled copy of a send from another device moved the sendbox cursor to 700.
         h.answerPull(page([down(from: "alice", uid: "S1", at: 700, target: "bob", direction: .send)], syncTime: 0))
         #expect(try h.store.cursor(.sendbox) == 700)
         var k = Harness(config: config, store: h.store)

@@ -63,10 +63,36 @@ extension StorageSweepRegressionTests {
     func sameMillisecondAcrossPowerLoss() throws {
         var (s, _) = try Scenario.load(pathOrName: "quickstart-storage")
         s.swarm = true
-        let tap = SendTap()
+        let tap = StoreTap(device: "alice-phone", messageUId: "BK00-0000-0000-0030")
         let run = try ScenarioRun(scenario: s, seed: 20, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "quickstart-storage"),
                                   observers: [tap])
         run.run()
+        // Stored by the direct delivery, taken back by the power loss, stored again by the pull.
+        #expect(tap.storedNew >= 2, "the seed no longer loses BK00-0000-0000-0030 to a power loss (stored \(tap.storedNew)×)")
+        #expect(tap.powerLosses > 0)
         #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+}
+
+/// Per device: how often one messageUId was stored as a new row, and the power losses.
+private final class StoreTap: WorldObserver {
+    let device: String
+    let messageUId: String
+    var storedNew = 0
+    var powerLosses = 0
+    init(device: String, messageUId: String) {
+        self.device = device
+        self.messageUId = messageUId
+    }
+
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        guard world.deviceId(d) == device else { return }
+        for case .note(.stored(_, let uid, _, _, _, true)) in applied.effects where uid == messageUId { storedNew += 1 }
+    }
+
+    func world(_ world: World, note: WorldNote) {
+        if case .fault(let kind, let d?, true, _) = note, kind == .powerLoss || kind == .powerLossTorn, world.deviceId(d) == device {
+            powerLosses += 1
+        }
     }
 }
