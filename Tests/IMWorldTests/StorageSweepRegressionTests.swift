@@ -96,3 +96,43 @@ private final class StoreTap: WorldObserver {
         }
     }
 }
+
+extension StorageSweepRegressionTests {
+    /// everyday-storage --swarm seed 792: a power loss on frank-newphone took back the row of a
+    /// sent message (messageId 22; its copy came back by the sendbox pull as messageId 12) and
+    /// SQLite gave the next new row the same messageId 22. The app's recall of the new message 22
+    /// was judged by recall-window against the lost message's sentTime ("accepted … outside the
+    /// window"). A new row now ends what its messageId named before.
+    @Test("a messageId a power loss freed names the new message for recall-window (everyday-storage --swarm seed 792)")
+    func reusedMessageIdAfterPowerLoss() throws {
+        var (s, _) = try Scenario.load(pathOrName: "everyday-storage")
+        s.swarm = true
+        let tap = InsertTap(device: "frank-newphone")
+        let run = try ScenarioRun(scenario: s, seed: 792, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "everyday-storage"),
+                                  observers: [tap])
+        run.run()
+        let reused = tap.inserted.filter { id in tap.inserted.filter { $0 == id }.count > 1 }
+        #expect(reused.contains(22), "the seed no longer reuses messageId 22 on frank-newphone: \(tap.inserted)")
+        #expect(tap.recalled.contains(22))
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+}
+
+/// One device's messageIds of rows the app inserted (sends), in order, and those it recalled.
+private final class InsertTap: WorldObserver {
+    let device: String
+    var inserted: [Int64] = []
+    var recalled: [Int64] = []
+    init(device: String) { self.device = device }
+
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        guard world.deviceId(d) == device else { return }
+        for e in applied.effects {
+            switch e {
+            case .callback(.messageInserted(let row)): inserted.append(row.messageId)
+            case .callback(.recallResult(let id, nil)): recalled.append(id)
+            default: break
+            }
+        }
+    }
+}
