@@ -107,7 +107,7 @@ extension ClientCore {
             }
             items.append(m)
         }
-        guard deliver(items, hasPackage: !page.finished, path: "pull", inbox: page.syncTime, sendbox: newestSent) else {
+        guard deliver(items, hasPackage: !page.finished, path: "pull", inbox: page.syncTime, sendbox: newestSent.map(sendboxBound)) else {
             // Not stored: the cursors did not move; the next pull fetches the page again.
             syncChange("pullMsg page not stored") { $0.pullEnded(synced: false) }
             pullAfterStoreFailure = true
@@ -141,8 +141,18 @@ extension ClientCore {
         return true
     }
 
+    /// Where the sendbox cursor may go: not past an own message whose SENT update is owed. The
+    /// cursor's commit would outlive that update's in a power loss (a WAL keeps a prefix of its
+    /// commits) and no sendbox pull would return the copy that completes the row again
+    /// (everyday-storage --swarm seed 1944: a later send's PUBACK moved it past the owed one).
+    func sendboxBound(_ value: Int64) -> Int64 {
+        guard !owedSentMarks.isEmpty else { return value }
+        return min(value, owedSentMarks.map(\.serverTime).min()! - 1)
+    }
+
     /// Moves the sendbox cursor forward (own sends while in sync).
-    mutating func moveSendbox(to value: Int64, reason: String) {
+    mutating func moveSendbox(to target: Int64, reason: String) {
+        let value = sendboxBound(target)
         guard value > sendboxCursor else { return }
         do {
             if try store.advanceCursor(.sendbox, to: value) {

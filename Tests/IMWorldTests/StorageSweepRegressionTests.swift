@@ -136,3 +136,36 @@ private final class InsertTap: WorldObserver {
         }
     }
 }
+
+extension StorageSweepRegressionTests {
+    /// everyday-storage --swarm seed 1944: alice-phone's SENT update of messageId 20 failed (owed,
+    /// retried 6 s later) while a later send's PUBACK moved the sendbox cursor past its dataTime.
+    /// A power loss kept that cursor's commit and took back the retried update: the row said
+    /// SENDING again and no sendbox pull returned the copy that completes it (storage: lost for
+    /// good). The sendbox cursor now stays below an own message whose SENT update is owed.
+    @Test("the sendbox cursor waits for an owed SENT update (everyday-storage --swarm seed 1944)")
+    func sendboxCursorWaitsForOwedSentMark() throws {
+        var (s, _) = try Scenario.load(pathOrName: "everyday-storage")
+        s.swarm = true
+        let tap = RetriedSendTap(device: "alice-phone")
+        let run = try ScenarioRun(scenario: s, seed: 1944, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "everyday-storage"),
+                                  observers: [tap])
+        run.run()
+        #expect(tap.retriedSents.contains(20), "the seed no longer retries messageId 20's SENT update: \(tap.retriedSents)")
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+}
+
+/// One device's messageIds whose SENT update committed only on a retry after a store failure.
+private final class RetriedSendTap: WorldObserver {
+    let device: String
+    var retriedSents: [Int64] = []
+    init(device: String) { self.device = device }
+
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        guard world.deviceId(d) == device else { return }
+        for case .note(.changed(_, let ids, let what)) in applied.effects where what.hasSuffix("(retried after a store failure)") && what.hasPrefix("SENT") {
+            retriedSents += ids
+        }
+    }
+}
