@@ -40,6 +40,8 @@ public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
     /// A request (PUBLISH qos 1 or QUERY) got no reply in 30 s.
     case requestTimeout(messageId: UInt16)
     case poll
+    /// Store writes a storage fault left undone are tried again (`ClientCore+StoreRetry`).
+    case storeRetry
     public var description: String {
         switch self {
         case .connackTimeout: "connackTimeout"
@@ -50,6 +52,7 @@ public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
         case .connectTimeLimit: "connectTimeLimit"
         case .requestTimeout(let m): "requestTimeout(#\(m))"
         case .poll: "poll"
+        case .storeRetry: "storeRetry"
         }
     }
 
@@ -64,6 +67,7 @@ public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
         case .connectTimeLimit: 6 << 32
         case .requestTimeout(let m): 7 << 32 | UInt64(m)
         case .poll: 8 << 32
+        case .storeRetry: 9 << 32
         }
         return WordHash.mix(word, seed: seed)
     }
@@ -281,6 +285,11 @@ public struct ClientConfig: Sendable, Hashable {
     /// (issue 28, Docs/store.md). Off by default (the golden digests); the world turns it on for
     /// `client.store: device`.
     public var repullCursorTies = false
+    /// While a store write is owed (a storage fault failed it), it is also tried again on a timer
+    /// of this period, not only at the next input: a quiet app would otherwise keep it owed past
+    /// the fault (and lose it to an app kill). Under 1 s, so that it commits before the world's
+    /// first convergence check after the heal.
+    public var storeRetryInterval: SimDuration = .milliseconds(500)
 
     public init() {}
 }

@@ -3,7 +3,8 @@ import IMWire
 
 // Store writes a storage fault (I/O error, full disk) left undone although the server side of
 // the operation already happened (issue 28, Docs/store.md). The app is told the outcome only
-// once the row says so; each is retried at every input until it commits. An app kill drops
+// once the row says so; each is retried at every input, and on the `storeRetry` timer while the
+// app is quiet, until it commits. An app kill drops
 // them: the next start finds the rows as they are (a SENDING row is completed by its pulled
 // copy or a resend; a room's rows are removed by the start-up cleanup).
 
@@ -32,6 +33,17 @@ struct OwedRoomCleanup: Sendable, Hashable {
 
 extension ClientCore {
     var hasOwedStoreWork: Bool { !owedSentMarks.isEmpty || !owedRoomCleanups.isEmpty || !owedClearUnreads.isEmpty }
+
+    /// Keeps the `storeRetry` timer armed exactly while a write is owed.
+    mutating func armStoreRetry() {
+        if hasOwedStoreWork, !storeRetryArmed {
+            storeRetryArmed = true
+            out.setTimer(.storeRetry, after: config.storeRetryInterval)
+        } else if !hasOwedStoreWork, storeRetryArmed {
+            storeRetryArmed = false
+            out.cancelTimer(.storeRetry)
+        }
+    }
 
     /// Tries every owed write again; what commits is reported now, the rest stays owed (quietly:
     /// the first failure was noted).

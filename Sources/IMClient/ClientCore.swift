@@ -57,6 +57,8 @@ public struct ClientCore {
     var owedSentMarks: [OwedSentMark] = []
     var owedRoomCleanups: [OwedRoomCleanup] = []
     var owedClearUnreads: [OwedClearUnread] = []
+    /// The `storeRetry` timer is armed (while anything above is owed).
+    var storeRetryArmed = false
     /// The start-up clientUniqueId floor (device clock) whose write failed: raised inside the
     /// next send's transaction, or that send could reuse a clientUniqueId the server already
     /// accepted (a power loss took back the counter) and be swallowed as a repeat.
@@ -102,6 +104,7 @@ public struct ClientCore {
         case .lifecycle(let l): process(link.lifecycle(l, &out))
         case .networkChanged(let available): process(link.networkChanged(available: available, &out))
         }
+        armStoreRetry()
         return out.take()
     }
 
@@ -236,6 +239,9 @@ public struct ClientCore {
             requestTimedOut(id)
         case .poll:
             pollFired()
+        case .storeRetry:
+            // The retry itself ran at the top of `handle`; `armStoreRetry` re-arms if still owed.
+            storeRetryArmed = false
         default:
             process(link.timerFired(timer, &out))
             // A message not stored waits for a pull; do not wait for the next s_msg forever.

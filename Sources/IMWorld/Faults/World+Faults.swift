@@ -146,6 +146,14 @@ extension World {
         }
     }
 
+    /// The heal ends a device's I/O error and full-disk windows (the rest of a window would
+    /// otherwise run into the liveness phase, and the run could end on a disk still failing).
+    func healStorage(_ d: Int) {
+        guard let disk = devices[d].disk else { return }
+        if disk.faults.writeError { faultEnd(.ioError, device: d) }
+        if disk.faults.full { faultEnd(.diskFull, device: d) }
+    }
+
     func faultEnd(_ kind: FaultKind, device d: Int) {
         switch kind {
         case .partition, .serverPartition:
@@ -157,7 +165,11 @@ extension World {
             appForeground(d)
             note(.fault(kind, device: d, started: false, detail: ""))
         case .ioError, .diskFull:
-            if kind == .ioError { devices[d].disk?.faults.writeError = false } else { devices[d].disk?.faults.full = false }
+            guard let disk = devices[d].disk else { return }
+            let on = kind == .ioError ? disk.faults.writeError : disk.faults.full
+            // A window the heal already ended.
+            guard on || phase == .active else { return }
+            if kind == .ioError { disk.faults.writeError = false } else { disk.faults.full = false }
             note(.fault(kind, device: d, started: false, detail: ""))
         default:
             break

@@ -14,6 +14,7 @@ extension World {
         if !server.up { serverRestart() }
         for d in devices.indices {
             network.heal(device: d)
+            healStorage(d)
             switch devices[d].lifecycle {
             case .killed: appStart(d)
             case .running(foreground: false): appForeground(d)

@@ -1,0 +1,77 @@
+import IMStore
+import IMWire
+import SimKernel
+import Testing
+@testable import IMClient
+
+/// A store write a storage fault left owed (issue 28, `ClientCore+StoreRetry`) is tried again on
+/// the `storeRetry` timer, not only at the next input: a quiet app kept a failed clearUnread owed
+/// past the fault, so the run ended on a disk still failing (quickstart-storage --swarm seeds 141,
+/// 320) or an app kill dropped it (everyday-storage --swarm seed 426).
+@Suite("Owed store writes: retried on a timer")
+struct StoreRetryTimerTests {
+    static let bob = ConversationKey(.privateChat, "bob")
+
+    static func retryTimers(_ effects: [ClientEffect]) -> (set: Int, cancelled: Int) {
+        var set = 0, cancelled = 0
+        for e in effects {
+            if case .setTimer(.storeRetry, let after) = e { set += 1; #expect(after == .milliseconds(500)) }
+            if case .cancelTimer(.storeRetry) = e { cancelled += 1 }
+        }
+        return (set, cancelled)
+    }
+
+    @Test("a clearUnread that failed commits on the timer once the disk works again, with no other input")
+    func failedClearCommitsOnTheTimer() throws {
+        let disk = SimDisk(seed: 11)
+        let store = try IMStore(location: .device(disk))
+        var h = Harness(store: store)
+        h.connectInSync(timestamp: 100)
+        h.server(sMsg(down(uid: "X", at: 500), id: 3))
+        #expect(try store.conversation(Self.bob)?.unreadCount == 1)
+
+        disk.faults.writeError = true
+        h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
+        #expect(h.effects.contains { if case .note(.storeError(let op, _)) = $0 { op == "clearUnread \(Self.bob)" } else { false } })
+        #expect(Self.retryTimers(h.effects) == (1, 0))
+        #expect(try store.conversation(Self.bob)?.unreadCount == 1)
+
+        // Still failing: tried again, armed again, told nothing new.
+        h.fire(.storeRetry)
+        #expect(Self.retryTimers(h.effects) == (1, 0))
+        #expect(!h.effects.contains { if case .note(.storeError) = $0 { true } else { false } })
+        #expect(try store.conversation(Self.bob)?.unreadCount == 1)
+
+        disk.faults.writeError = false
+        h.fire(.storeRetry)
+        #expect(Self.retryTimers(h.effects) == (0, 0))
+        #expect(try store.conversation(Self.bob)?.unreadCount == 0)
+        #expect(h.effects.contains { if case .note(.changed(_, let ids, let what)) = $0 { !ids.isEmpty && what.contains("retried after a store failure") } else { false } })
+    }
+
+    @Test("an input that commits the owed write first cancels the timer")
+    func anInputCommitsFirst() throws {
+        let disk = SimDisk(seed: 12)
+        let store = try IMStore(location: .device(disk))
+        var h = Harness(store: store)
+        h.connectInSync(timestamp: 100)
+        h.server(sMsg(down(uid: "X", at: 500), id: 3))
+        disk.faults.writeError = true
+        h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
+        #expect(Self.retryTimers(h.effects) == (1, 0))
+        disk.faults.writeError = false
+        h.fire(.heartbeat)
+        #expect(Self.retryTimers(h.effects) == (0, 1))
+        #expect(try store.conversation(Self.bob)?.unreadCount == 0)
+    }
+
+    @Test("a store that does not fail never arms it")
+    func noFaultNoTimer() throws {
+        var h = Harness()
+        h.connectInSync(timestamp: 100)
+        h.server(sMsg(down(uid: "X", at: 500), id: 3))
+        h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
+        #expect(Self.retryTimers(h.effects) == (0, 0))
+        #expect(try h.store.conversation(Self.bob)?.unreadCount == 0)
+    }
+}
