@@ -7,7 +7,7 @@ extension ClientTimer {
     /// A timer's stable code: the trace writes it (then the payload, if any), the world folds
     /// it into the run digest.
     public enum Code: UInt8, CaseIterable, Sendable {
-        case connackTimeout = 1, heartbeat, pingTimeout, reconnect, backgroundClose, connectTimeLimit, requestTimeout, poll
+        case connackTimeout = 1, heartbeat, pingTimeout, reconnect, backgroundClose, connectTimeLimit, requestTimeout, poll, storeRetry
     }
 
     @inlinable public var code: Code {
@@ -20,6 +20,7 @@ extension ClientTimer {
         case .connectTimeLimit: .connectTimeLimit
         case .requestTimeout: .requestTimeout
         case .poll: .poll
+        case .storeRetry: .storeRetry
         }
     }
 }

@@ -40,6 +40,8 @@ public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
     /// A request (PUBLISH qos 1 or QUERY) got no reply in 30 s.
     case requestTimeout(messageId: UInt16)
     case poll
+    /// Store writes a storage fault left owed are tried again (`ClientConfig.storeRetryInterval`).
+    case storeRetry
     public var description: String {
         switch self {
         case .connackTimeout: "connackTimeout"
@@ -50,6 +52,7 @@ public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
         case .connectTimeLimit: "connectTimeLimit"
         case .requestTimeout(let m): "requestTimeout(#\(m))"
         case .poll: "poll"
+        case .storeRetry: "storeRetry"
         }
     }
 
@@ -64,6 +67,7 @@ public enum ClientTimer: Hashable, Sendable, CustomStringConvertible {
         case .connectTimeLimit: 6 << 32
         case .requestTimeout(let m): 7 << 32 | UInt64(m)
         case .poll: 8 << 32
+        case .storeRetry: 9 << 32
         }
         return WordHash.mix(word, seed: seed)
     }
@@ -281,6 +285,11 @@ public struct ClientConfig: Sendable, Hashable {
     /// (issue 28, Docs/store.md). Off by default (the golden digests); the world turns it on for
     /// `client.store: device`.
     public var repullCursorTies = false
+    /// Owed store writes (a room's removal, a SENT mark, an unread clear a storage fault left
+    /// undone) are tried again at every input and, while any is owed, on this timer: an idle or
+    /// disconnected device gets no input, and the app waits for what the rows must say first
+    /// (`chatroomQuit`, `sendResult`). Armed only when a write failed, so `:memory:` runs never see it.
+    public var storeRetryInterval: SimDuration = .seconds(1)
 
     public init() {}
 }

@@ -33,6 +33,16 @@ struct OwedRoomCleanup: Sendable, Hashable {
 extension ClientCore {
     var hasOwedStoreWork: Bool { !owedSentMarks.isEmpty || !owedRoomCleanups.isEmpty || !owedClearUnreads.isEmpty }
 
+    /// Arms the `storeRetry` timer while a write is owed (cancels it when none is): without it an
+    /// idle device — disconnected, nothing arriving — kept a left room's rows, and the app its
+    /// `chatroomQuit`, until the app's next call (everyday-storage --swarm seeds 48, 272, 353).
+    mutating func scheduleStoreRetry() {
+        let owed = hasOwedStoreWork
+        guard owed != storeRetryArmed else { return }
+        storeRetryArmed = owed
+        if owed { out.setTimer(.storeRetry, after: config.storeRetryInterval) } else { out.cancelTimer(.storeRetry) }
+    }
+
     /// Tries every owed write again; what commits is reported now, the rest stays owed (quietly:
     /// the first failure was noted).
     mutating func retryOwedStoreWork() {

@@ -53,7 +53,8 @@ public struct ClientCore {
     var pullAfterStoreFailure = false
     /// The next pull re-asks for the cursors' own millisecond (`ClientConfig.repullCursorTies`).
     var cursorTiesUnsure = false
-    /// Writes a storage fault left owed (ClientCore+StoreRetry), retried at every input.
+    /// Writes a storage fault left owed (ClientCore+StoreRetry), retried at every input and on
+    /// the `storeRetry` timer.
     var owedSentMarks: [OwedSentMark] = []
     var owedRoomCleanups: [OwedRoomCleanup] = []
     var owedClearUnreads: [OwedClearUnread] = []
@@ -61,6 +62,8 @@ public struct ClientCore {
     /// next send's transaction, or that send could reuse a clientUniqueId the server already
     /// accepted (a power loss took back the counter) and be swallowed as a repeat.
     var owedClientUniqueIdFloor: Int64?
+    /// The `storeRetry` timer is armed.
+    var storeRetryArmed = false
     /// Rooms whose last pulled page could not be stored: pulled again on the heartbeat.
     var roomsToRepull: Set<String> = []
 
@@ -102,6 +105,7 @@ public struct ClientCore {
         case .lifecycle(let l): process(link.lifecycle(l, &out))
         case .networkChanged(let available): process(link.networkChanged(available: available, &out))
         }
+        scheduleStoreRetry()
         return out.take()
     }
 
@@ -236,6 +240,9 @@ public struct ClientCore {
             requestTimedOut(id)
         case .poll:
             pollFired()
+        case .storeRetry:
+            // The owed writes were tried at the start of this input; re-armed at its end if any is left.
+            storeRetryArmed = false
         default:
             process(link.timerFired(timer, &out))
             // A message not stored waits for a pull; do not wait for the next s_msg forever.

@@ -89,7 +89,7 @@ enum APICallCoding {
 
 enum TimerCoding {
     static let names = ["connackTimeout", "heartbeat", "pingTimeout", "reconnect", "backgroundClose", "connectTimeLimit",
-                        "requestTimeout", "poll"]
+                        "requestTimeout", "poll", "storeRetry"]
 
     static func encode(_ t: ClientTimer, into o: inout ObjectBuilder) {
         switch t {
@@ -101,6 +101,7 @@ enum TimerCoding {
         case .connectTimeLimit: o.add("timer", "connectTimeLimit")
         case .requestTimeout(let id): o.add("timer", "requestTimeout"); o.add("messageId", id)
         case .poll: o.add("timer", "poll")
+        case .storeRetry: o.add("timer", "storeRetry")
         }
     }
 
@@ -115,6 +116,7 @@ enum TimerCoding {
         case "connectTimeLimit": return .connectTimeLimit
         case "requestTimeout": return .requestTimeout(messageId: UInt16(try r.int("messageId", in: 1...65535)))
         case "poll": return .poll
+        case "storeRetry": return .storeRetry
         default:
             throw r.fail("timer", .invalidField, "unknown timer \"\(name)\" (known: \(names.joined(separator: ", ")))")
         }

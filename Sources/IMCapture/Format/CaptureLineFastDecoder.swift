@@ -113,6 +113,7 @@ enum CaptureLineFastDecoder {
                 case "backgroundClose": event = .timer(.backgroundClose)
                 case "connectTimeLimit": event = .timer(.connectTimeLimit)
                 case "poll": event = .timer(.poll)
+                case "storeRetry": event = .timer(.storeRetry)
                 default: return nil
                 }
             }

@@ -249,6 +249,7 @@ extension RecordDecoder {
         case .connectTimeLimit: return .connectTimeLimit
         case .requestTimeout: return .requestTimeout(messageId: try uint16())
         case .poll: return .poll
+        case .storeRetry: return .storeRetry
         }
     }
 

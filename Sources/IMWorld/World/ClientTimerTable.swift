@@ -13,6 +13,7 @@ struct ClientTimerTable {
     private var backgroundClose: EventID?
     private var connectTimeLimit: EventID?
     private var poll: EventID?
+    private var storeRetry: EventID?
     /// Armed request timeouts, in no meaningful order (looked up by messageId).
     private var requests: [(messageId: UInt16, event: EventID)] = []
 
@@ -28,6 +29,7 @@ struct ClientTimerTable {
             case .backgroundClose: backgroundClose
             case .connectTimeLimit: connectTimeLimit
             case .poll: poll
+            case .storeRetry: storeRetry
             case .requestTimeout(let m): requestIndex(m).map { requests[$0].event }
             }
         }
@@ -40,6 +42,7 @@ struct ClientTimerTable {
             case .backgroundClose: backgroundClose = newValue
             case .connectTimeLimit: connectTimeLimit = newValue
             case .poll: poll = newValue
+            case .storeRetry: storeRetry = newValue
             case .requestTimeout(let m):
                 if let i = requestIndex(m) {
                     if let e = newValue { requests[i].event = e } else { requests.swapAt(i, requests.count - 1); requests.removeLast() }
@@ -60,13 +63,14 @@ struct ClientTimerTable {
 
     var isEmpty: Bool {
         connackTimeout == nil && heartbeat == nil && pingTimeout == nil && reconnect == nil
-            && backgroundClose == nil && connectTimeLimit == nil && poll == nil && requests.isEmpty
+            && backgroundClose == nil && connectTimeLimit == nil && poll == nil && storeRetry == nil
+            && requests.isEmpty
     }
 
     /// Every armed timer's event, in the order they were scheduled (event sequence).
     var armedBySchedule: [EventID] {
         var all = requests.map(\.event)
-        for e in [connackTimeout, heartbeat, pingTimeout, reconnect, backgroundClose, connectTimeLimit, poll] {
+        for e in [connackTimeout, heartbeat, pingTimeout, reconnect, backgroundClose, connectTimeLimit, poll, storeRetry] {
             if let e { all.append(e) }
         }
         return all.sorted { $0.sequence < $1.sequence }
