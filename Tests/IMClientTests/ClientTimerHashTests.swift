@@ -4,7 +4,7 @@ import IMClient
 /// `ClientTimer` hashes as one word (`WordHash`) in the world's timer tables.
 @Suite struct ClientTimerHashTests {
     static let timers: [ClientTimer] = [.connackTimeout, .heartbeat, .pingTimeout, .reconnect, .backgroundClose,
-                                        .connectTimeLimit, .poll] + (0...UInt16(300)).map { .requestTimeout(messageId: $0) }
+                                        .connectTimeLimit, .poll, .storeRetry] + (0...UInt16(300)).map { .requestTimeout(messageId: $0) }
                                         + [.requestTimeout(messageId: .max)]
 
     @Test func distinctTimersHashApartAndEqualOnesTogether() {

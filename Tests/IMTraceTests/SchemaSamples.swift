@@ -25,7 +25,7 @@ enum Samples {
     static let kv = TraceKVEntry(key: "mic", value: .of("on", keep: false), userId: "alice", autoDelete: true, updateTime: epoch + 5)
 
     static let clientTimers: [ClientTimer] = [.connackTimeout, .heartbeat, .pingTimeout, .reconnect, .backgroundClose,
-                                              .connectTimeLimit, .requestTimeout(messageId: 65535), .poll]
+                                              .connectTimeLimit, .requestTimeout(messageId: 65535), .poll, .storeRetry]
     static let serverTimers: [ServerTimer] = [.sessionIdle(ConnectionID(3)), .queryAckRetry(ConnectionID(4), messageId: 9),
                                               .connectDeadline(ConnectionID(5)), .chatroomAutoDestroy(roomId: "lobby"), .offlineExpiry,
                                               .chatroomBanEnds(roomId: "lobby", userId: "bob"), .chatroomMuteEnds(roomId: "lobby", userId: "carol")]
