@@ -10,7 +10,7 @@ import Testing
 /// the same events in the same (schedule) order for the app-kill and server-crash cancels.
 @Suite struct TimerTableTests {
     static func clientTimer(_ r: inout RandomStream) -> ClientTimer {
-        switch r.below(9) {
+        switch r.below(10) {
         case 0: .connackTimeout
         case 1: .heartbeat
         case 2: .pingTimeout
@@ -18,6 +18,7 @@ import Testing
         case 4: .backgroundClose
         case 5: .connectTimeLimit
         case 6: .poll
+        case 7: .storeRetry
         default: .requestTimeout(messageId: UInt16(r.below(6)))
         }
     }

@@ -63,7 +63,8 @@ struct ClientTimerTable {
 
     var isEmpty: Bool {
         connackTimeout == nil && heartbeat == nil && pingTimeout == nil && reconnect == nil
-            && backgroundClose == nil && connectTimeLimit == nil && poll == nil && requests.isEmpty
+            && backgroundClose == nil && connectTimeLimit == nil && poll == nil && storeRetry == nil
+            && requests.isEmpty
     }
 
     /// Every armed timer's event, in the order they were scheduled (event sequence).
