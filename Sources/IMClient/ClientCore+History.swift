@@ -15,7 +15,22 @@ extension ClientCore {
         } catch {
             storeError("history \(conversation)", error)
         }
+        showOwedReads(conversation, in: &page)
         out.callback(.history(conversation: conversation, messages: page))
+    }
+
+    /// A `clearUnread` the store has not taken yet (owed after a storage fault): the page shows
+    /// the received rows it covers as read, as the app asked — the app is never told the write
+    /// failed, and the retry makes the rows say so (everyday-storage --swarm seeds 588, 750, 809,
+    /// 1398: history read during the fault window showed a row the app had read as unread).
+    private func showOwedReads(_ conversation: ConversationKey, in page: inout [StoredMessage]) {
+        guard !owedClearUnreads.isEmpty else { return }
+        var upTo = Int64.min
+        for c in owedClearUnreads where c.conversation == conversation { upTo = max(upTo, c.upTo) }
+        guard upTo != .min else { return }
+        for i in page.indices where page[i].direction == .receive && page[i].sentTime <= upTo {
+            page[i].receivedStatus.insert(.read)
+        }
     }
 
     /// B5 (SDK 4.0.3 Dev): the pager continues by *offset* into the conversation in sentTime

@@ -74,4 +74,27 @@ struct StoreRetryTimerTests {
         #expect(Self.retryTimers(h.effects) == (0, 0))
         #expect(try h.store.conversation(Self.bob)?.unreadCount == 0)
     }
+
+    @Test("history read while a clearUnread is owed shows the rows it covers as read (the app is never told it failed)")
+    func historyShowsAnOwedClear() throws {
+        let disk = SimDisk(seed: 13)
+        let store = try IMStore(location: .device(disk))
+        var h = Harness(store: store)
+        h.connectInSync(timestamp: 100)
+        h.server(sMsg(down(uid: "X", at: 500), id: 3))
+        h.server(sMsg(down(uid: "Y", at: 600), id: 4))
+        disk.faults.writeError = true
+        h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
+        h.api(.getHistory(conversation: Self.bob, beforeMessageId: -1, count: 20))
+        let page = try #require(h.effects.callbacks.compactMap { if case .history(_, let m) = $0 { m } else { nil } }.first)
+        #expect(page.map { "\($0.messageUId ?? "-") \($0.receivedStatus.contains(.read))" } == ["Y false", "X true"])
+        // The store has not taken it yet: the rows say unread until the retry commits.
+        #expect(try store.history(in: Self.bob, before: -1, count: 20).allSatisfy { !$0.receivedStatus.contains(.read) })
+        disk.faults.writeError = false
+        h.fire(.storeRetry)
+        h.api(.getHistory(conversation: Self.bob, beforeMessageId: -1, count: 20))
+        let after = try #require(h.effects.callbacks.compactMap { if case .history(_, let m) = $0 { m } else { nil } }.first)
+        #expect(after.map { "\($0.messageUId ?? "-") \($0.receivedStatus.contains(.read))" } == ["Y false", "X true"])
+        #expect(try store.conversation(Self.bob)?.unreadCount == 1)
+    }
 }
