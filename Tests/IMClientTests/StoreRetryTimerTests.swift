@@ -21,13 +21,20 @@ struct StoreRetryTimerTests {
         return (set, cancelled)
     }
 
-    @Test("a clearUnread that failed commits on the timer once the disk works again, with no other input")
-    func failedClearCommitsOnTheTimer() throws {
-        let disk = SimDisk(seed: 11)
+    /// In sync on a simulated disk, with bob's X (sentTime 500) received and unread.
+    static func withUnreadX(seed: UInt64) throws -> (SimDisk, IMStore, Harness) {
+        let disk = SimDisk(seed: seed)
         let store = try IMStore(location: .device(disk))
         var h = Harness(store: store)
         h.connectInSync(timestamp: 100)
         h.server(sMsg(down(uid: "X", at: 500), id: 3))
+        return (disk, store, h)
+    }
+
+    @Test("a clearUnread that failed commits on the timer once the disk works again, with no other input")
+    func failedClearCommitsOnTheTimer() throws {
+        let (disk, store, harness) = try Self.withUnreadX(seed: 11)
+        var h = harness
         #expect(try store.conversation(Self.bob)?.unreadCount == 1)
 
         disk.faults.writeError = true
@@ -51,11 +58,8 @@ struct StoreRetryTimerTests {
 
     @Test("an input that commits the owed write first cancels the timer")
     func anInputCommitsFirst() throws {
-        let disk = SimDisk(seed: 12)
-        let store = try IMStore(location: .device(disk))
-        var h = Harness(store: store)
-        h.connectInSync(timestamp: 100)
-        h.server(sMsg(down(uid: "X", at: 500), id: 3))
+        let (disk, store, harness) = try Self.withUnreadX(seed: 12)
+        var h = harness
         disk.faults.writeError = true
         h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
         #expect(Self.retryTimers(h.effects) == (1, 0))
@@ -77,11 +81,8 @@ struct StoreRetryTimerTests {
 
     @Test("history read while a clearUnread is owed shows the rows it covers as read (the app is never told it failed)")
     func historyShowsAnOwedClear() throws {
-        let disk = SimDisk(seed: 13)
-        let store = try IMStore(location: .device(disk))
-        var h = Harness(store: store)
-        h.connectInSync(timestamp: 100)
-        h.server(sMsg(down(uid: "X", at: 500), id: 3))
+        let (disk, store, harness) = try Self.withUnreadX(seed: 13)
+        var h = harness
         h.server(sMsg(down(uid: "Y", at: 600), id: 4))
         disk.faults.writeError = true
         h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))

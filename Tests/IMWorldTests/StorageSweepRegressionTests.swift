@@ -30,6 +30,17 @@ private final class SendTap: WorldObserver {
 }
 
 @Suite struct StorageSweepRegressionTests {
+    /// A built-in scenario with `--swarm`, every oracle on and none stopping the run, run to its end.
+    static func swarmRun(_ scenario: String, seed: UInt64, observer: WorldObserver) throws -> ScenarioRun {
+        var (s, _) = try Scenario.load(pathOrName: scenario)
+        s.swarm = true
+        let run = try ScenarioRun(scenario: s, seed: seed, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: scenario),
+                                  observers: [observer])
+        run.run()
+        return run
+    }
+
+
     /// quickstart-storage seed 5: carol's start-up write of the clientUniqueId floor failed (I/O
     /// error window) after a power loss had taken back the counter, so her next sends reused
     /// clientUniqueIds the server had accepted; the server absorbed one as a repeat and the new
@@ -61,12 +72,8 @@ extension StorageSweepRegressionTests {
     /// (`ClientConfig.repullCursorTies`).
     @Test("a same-millisecond message a power loss took back is pulled again (quickstart-storage --swarm seed 20)")
     func sameMillisecondAcrossPowerLoss() throws {
-        var (s, _) = try Scenario.load(pathOrName: "quickstart-storage")
-        s.swarm = true
         let tap = StoreTap(device: "alice-phone", messageUId: "BK00-0000-0000-0030")
-        let run = try ScenarioRun(scenario: s, seed: 20, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "quickstart-storage"),
-                                  observers: [tap])
-        run.run()
+        let run = try Self.swarmRun("quickstart-storage", seed: 20, observer: tap)
         // Stored by the direct delivery, taken back by the power loss, stored again by the pull.
         #expect(tap.storedNew >= 2, "the seed no longer loses BK00-0000-0000-0030 to a power loss (stored \(tap.storedNew)×)")
         #expect(tap.powerLosses > 0)
@@ -105,12 +112,8 @@ extension StorageSweepRegressionTests {
     /// window"). A new row now ends what its messageId named before.
     @Test("a messageId a power loss freed names the new message for recall-window (everyday-storage --swarm seed 792)")
     func reusedMessageIdAfterPowerLoss() throws {
-        var (s, _) = try Scenario.load(pathOrName: "everyday-storage")
-        s.swarm = true
         let tap = InsertTap(device: "frank-newphone")
-        let run = try ScenarioRun(scenario: s, seed: 792, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "everyday-storage"),
-                                  observers: [tap])
-        run.run()
+        let run = try Self.swarmRun("everyday-storage", seed: 792, observer: tap)
         let reused = tap.inserted.filter { id in tap.inserted.filter { $0 == id }.count > 1 }
         #expect(reused.contains(22), "the seed no longer reuses messageId 22 on frank-newphone: \(tap.inserted)")
         #expect(tap.recalled.contains(22))
@@ -145,12 +148,8 @@ extension StorageSweepRegressionTests {
     /// good). The sendbox cursor now stays below an own message whose SENT update is owed.
     @Test("the sendbox cursor waits for an owed SENT update (everyday-storage --swarm seed 1944)")
     func sendboxCursorWaitsForOwedSentMark() throws {
-        var (s, _) = try Scenario.load(pathOrName: "everyday-storage")
-        s.swarm = true
         let tap = RetriedSendTap(device: "alice-phone")
-        let run = try ScenarioRun(scenario: s, seed: 1944, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "everyday-storage"),
-                                  observers: [tap])
-        run.run()
+        let run = try Self.swarmRun("everyday-storage", seed: 1944, observer: tap)
         #expect(tap.retriedSents.contains(20), "the seed no longer retries messageId 20's SENT update: \(tap.retriedSents)")
         #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
     }
