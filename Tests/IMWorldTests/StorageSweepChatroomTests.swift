@@ -53,13 +53,8 @@ private final class RoomTap: WorldObserver {
 }
 
 private func everydayStorage(seed: UInt64, device: String) throws -> (ScenarioRun, RoomTap) {
-    var (s, _) = try Scenario.load(pathOrName: "everyday-storage")
-    s.swarm = true
     let tap = RoomTap(device: device)
-    let run = try ScenarioRun(scenario: s, seed: seed, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: "everyday-storage"),
-                              observers: [tap])
-    run.run()
-    return (run, tap)
+    return (try StorageSweepRegressionTests.swarmRun("everyday-storage", seed: seed, observer: tap), tap)
 }
 
 @Suite struct StorageSweepChatroomTests {

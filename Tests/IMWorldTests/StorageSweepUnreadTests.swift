@@ -47,12 +47,7 @@ private final class ClearTap: WorldObserver {
 
 @Suite struct StorageSweepUnreadTests {
     fileprivate static func swarmRun(_ name: String, seed: UInt64, _ tap: ClearTap) throws -> ScenarioRun {
-        var (s, _) = try Scenario.load(pathOrName: name)
-        s.swarm = true
-        let run = try ScenarioRun(scenario: s, seed: seed, oracles: OracleOptions(stopAtFirstViolation: false, scenarioArgument: name),
-                                  observers: [tap])
-        run.run()
-        return run
+        try StorageSweepRegressionTests.swarmRun(name, seed: seed, observer: tap)
     }
 
     /// quickstart-storage --swarm seeds 141 and 320: the app cleared a conversation's unread
