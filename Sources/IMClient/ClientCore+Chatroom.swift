@@ -348,7 +348,8 @@ extension ClientCore {
         }
     }
 
-    /// Heartbeat: rooms whose last page could not be stored pull again from their cursor.
+    /// Heartbeat: rooms whose last page could not be stored, or whose pull timed out, pull again
+    /// from their cursor.
     mutating func repullRoomsAfterStoreFailure() {
         for roomId in roomsToRepull.sorted() {
             guard let room = rooms[roomId], room.isJoined else {

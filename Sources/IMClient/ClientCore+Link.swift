@@ -136,6 +136,10 @@ extension ClientCore {
             break
         case .chatroomPull(let roomId, _):
             rooms.update(roomId) { $0.pullInFlight = nil }
+            // Timed out on a live connection: the notify it answered may be the room's last, so
+            // pull again on the heartbeat, as after a page that could not be stored
+            // (everyday-storage --swarm seed 5272: a latency spike, a quiet room, a lost message).
+            if hasSession, code == IMErrorCode.requestTimeout.rawValue { roomsToRepull.insert(roomId) }
         case .pullKV(let roomId, _):
             rooms.update(roomId) { $0.kvPullInFlight = nil }
         case .changeKV(let roomId, let key, _):

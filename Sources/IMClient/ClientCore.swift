@@ -63,7 +63,8 @@ public struct ClientCore {
     /// next send's transaction, or that send could reuse a clientUniqueId the server already
     /// accepted (a power loss took back the counter) and be swallowed as a repeat.
     var owedClientUniqueIdFloor: Int64?
-    /// Rooms whose last pulled page could not be stored: pulled again on the heartbeat.
+    /// Rooms whose last pulled page could not be stored, or whose pull timed out: pulled again on
+    /// the heartbeat.
     var roomsToRepull: Set<String> = []
 
     /// Inbox cursor (server ms), cached from the store.

@@ -70,6 +70,27 @@ struct ChatroomTests {
         #expect(h.effects.callbacks.contains { if case .chatroomJoinFailed("r1", 33003) = $0 { true } else { false } })
     }
 
+    @Test("a room pull that times out on a live connection is pulled again on the heartbeat (everyday-storage --swarm seed 5272)")
+    func roomPullTimeoutRepulls() throws {
+        var h = Harness()
+        h.connectInSync()
+        h.join("r1")
+        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        h.server(sNtf(time: 120, id: 1, room: "r1"))
+        let pull = try #require(h.lastQuery(.chrmPull))
+        h.fire(.requestTimeout(messageId: pull.messageId))
+        #expect(h.queries(.chrmPull).isEmpty)          // not at once: the link may be slow
+        h.fire(.heartbeat)
+        let again = try #require(h.lastQuery(.chrmPull))
+        #expect(again.messageId != pull.messageId)
+        #expect(try again.decodeBody(RMTPChrmPullMsg.self).syncTime == 100)
+        h.answerChatroomPull([roomMessage("r1", uid: "M2", at: 120)], syncTime: 120)
+        #expect(h.effects.received.map(\.message.messageUId) == ["M2"])
+        // Pulled: the next heartbeat pulls nothing.
+        h.fire(.heartbeat)
+        #expect(h.queries(.chrmPull).isEmpty)
+    }
+
     @Test("join → joined, join pull stored (never inbox cursors), s_ntf type 2 pulls from the room cursor")
     func joinAndNotify() throws {
         var h = Harness()
