@@ -36,13 +36,11 @@ extension ClientCore {
 
     /// Keeps the `storeRetry` timer armed exactly while a write is owed.
     mutating func armStoreRetry() {
-        if hasOwedStoreWork, !storeRetryArmed {
-            storeRetryArmed = true
-            out.setTimer(.storeRetry, after: config.storeRetryInterval)
-        } else if !hasOwedStoreWork, storeRetryArmed {
-            storeRetryArmed = false
-            out.cancelTimer(.storeRetry)
-        }
+        // Runs after every input: one test of the owed lists, nothing more when armed as it should be.
+        let owed = hasOwedStoreWork
+        guard owed != storeRetryArmed else { return }
+        storeRetryArmed = owed
+        if owed { out.setTimer(.storeRetry, after: config.storeRetryInterval) } else { out.cancelTimer(.storeRetry) }
     }
 
     /// Tries every owed write again; what commits is reported now, the rest stays owed (quietly:
