@@ -42,6 +42,17 @@ extension Harness {
     }
 }
 
+extension Harness {
+    /// Connected and in sync, joined to r1 with bob's M1 (sentTime 100) pulled.
+    static func inRoomR1(config: ClientConfig = ClientConfig()) -> Harness {
+        var h = Harness(config: config)
+        h.connectInSync()
+        h.join("r1")
+        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        return h
+    }
+}
+
 func roomMessage(_ room: String, uid: String, at t: Int64, from: String = "bob") -> RMTPDownStreamMessage {
     down(from: from, uid: uid, at: t, type: .chatroom, target: room)
 }
@@ -72,10 +83,7 @@ struct ChatroomTests {
 
     @Test("a room pull that times out on a live connection is pulled again on the heartbeat (everyday-storage --swarm seed 5272)")
     func roomPullTimeoutRepulls() throws {
-        var h = Harness()
-        h.connectInSync()
-        h.join("r1")
-        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        var h = Harness.inRoomR1()
         h.server(sNtf(time: 120, id: 1, room: "r1"))
         let pull = try #require(h.lastQuery(.chrmPull))
         h.fire(.requestTimeout(messageId: pull.messageId))
@@ -125,10 +133,7 @@ struct ChatroomTests {
 
     @Test("a second join of the same room does not show again the newest messages the user already saw")
     func secondJoinDoesNotRepeat() throws {
-        var h = Harness()
-        h.connectInSync()
-        h.join("r1")
-        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        var h = Harness.inRoomR1()
         // A later message comes by an incremental pull (s_ntf), not the join pull.
         h.server(sNtf(time: 120, id: 1, room: "r1"))
         h.answerChatroomPull([roomMessage("r1", uid: "M2", at: 120)], syncTime: 120)
@@ -142,10 +147,7 @@ struct ChatroomTests {
 
     @Test("one room at a time: a successful join of another quits the first (exitChrm, local messages deleted)")
     func oneRoomAtATime() throws {
-        var h = Harness()
-        h.connectInSync()
-        h.join("r1")
-        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        var h = Harness.inRoomR1()
         #expect(try h.store.messageCount(in: Self.room) == 1)
         h.api(.joinChatroom(roomId: "r2", messageCount: 10))
         #expect(h.lastQuery(.joinChrm)?.targetId == "r2")
@@ -160,10 +162,7 @@ struct ChatroomTests {
 
     @Test("quit clears local messages and state")
     func quit() throws {
-        var h = Harness()
-        h.connectInSync()
-        h.join("r1")
-        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        var h = Harness.inRoomR1()
         h.api(.quitChatroom(roomId: "r1"))
         #expect(h.lastQuery(.exitChrm) != nil)
         #expect(try h.store.messageCount(in: Self.room) == 0)
@@ -225,10 +224,7 @@ struct ChatroomTests {
 
     @Test("ping timeout → reconnect → joinChrmR → chrmPull from the room cursor")
     func rejoinAfterPingTimeout() throws {
-        var h = Harness()
-        h.connectInSync()
-        h.join("r1")
-        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        var h = Harness.inRoomR1()
         h.pingTimeoutAndReconnect(timestamp: 2_000)
         let rejoin = try #require(h.lastQuery(.joinChrmR))
         #expect(rejoin.targetId == "r1")
@@ -302,10 +298,7 @@ struct ChatroomTests {
 
     @Test("kicked: a refused chrmPull (23406) ends the membership, local messages deleted")
     func kicked() throws {
-        var h = Harness()
-        h.connectInSync()
-        h.join("r1")
-        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        var h = Harness.inRoomR1()
         h.server(sNtf(time: 200, id: 1, room: "r1"))
         h.answerChatroomPull([], syncTime: 0, status: 23406)
         #expect(h.effects.callbacks.contains { if case .chatroomKicked("r1") = $0 { true } else { false } })
@@ -347,10 +340,7 @@ struct ChatroomTests {
 /// it is not older than the cursor: shown twice — everyday seed 10013, every switch off).
 @Suite struct ChatroomRejoinWhilePullingTests {
     @Test func theRejoinPullsAfterThePullInFlight() throws {
-        var h = Harness()
-        h.connectInSync()
-        h.join("r1")
-        h.answerChatroomPull([roomMessage("r1", uid: "M1", at: 100)], syncTime: 100)
+        var h = Harness.inRoomR1()
         h.pingTimeoutAndReconnect(timestamp: 2_000)
         #expect(h.lastQuery(.joinChrmR) != nil)
         h.api(.joinChatroom(roomId: "r1", messageCount: 10))
