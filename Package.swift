@@ -33,7 +33,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // SQLite itself, a pinned release built with the project (Docs/store.md "Which SQLite"):
+        // Tools/setup.sh fetches the amalgamation. Debian's build options that change what SQLite
+        // does (the extensions IMSim does not use are left out); -O2 in debug builds too, so tests
+        // do not run an unoptimised database.
+        .target(name: "CSQLite", cSettings: sqliteSettings),
         .systemLibrary(name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CPcap", path: "Sources/CPcap", providers: [.apt(["libpcap-dev"])]),
 
@@ -94,3 +98,22 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["IMSim", propertyBased]),
     ]
 )
+
+/// Debian bookworm's libsqlite3 options that matter to IMSim (`PRAGMA compile_options`), so the
+/// move from the system library changed the version and nothing else.
+var sqliteSettings: [CSetting] { [
+    .define("SQLITE_THREADSAFE", to: "1"),
+    .define("SQLITE_SECURE_DELETE"),
+    .define("SQLITE_OMIT_LOOKASIDE"),
+    .define("SQLITE_USE_URI", to: "1"),
+    .define("SQLITE_MAX_SCHEMA_RETRY", to: "25"),
+    .define("SQLITE_MAX_VARIABLE_NUMBER", to: "250000"),
+    .define("SQLITE_LIKE_DOESNT_MATCH_BLOBS"),
+    .define("SQLITE_DEFAULT_SECTOR_SIZE", to: "4096"),
+    .define("SQLITE_DEFAULT_PCACHE_INITSZ", to: "20"),
+    .define("SQLITE_ENABLE_MATH_FUNCTIONS"),
+    .define("SQLITE_ENABLE_COLUMN_METADATA"),
+    .define("HAVE_ISNAN"),
+    .define("SQLITE_TEMP_STORE", to: "1"),
+    .unsafeFlags(["-O2", "-fno-strict-aliasing", "-w"]),
+] }

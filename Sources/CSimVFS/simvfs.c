@@ -10,7 +10,7 @@
 #define _GNU_SOURCE  // mremap
 #endif
 #include "simvfs.h"
-#include <sqlite3.h>
+#include "shim.h"
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 // reusing); a block freed on another thread joins that thread's list. Larger requests (pages,
 // sorter buffers) go to malloc. A 16-byte header holds the capacity (xSize) and keeps the
 // alignment malloc gives.
-#include <sqlite3.h>
+#include "shim.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

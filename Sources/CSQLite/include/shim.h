@@ -1,6 +1,11 @@
 #ifndef IMSIM_CSQLITE_SHIM_H
 #define IMSIM_CSQLITE_SHIM_H
-#include <sqlite3.h>
+// IMSim builds its own SQLite (a pinned release, Docs/store.md "Which SQLite"): Tools/setup.sh
+// puts the amalgamation's sqlite3.h here and sqlite3.c beside include/ (neither is committed).
+#if !__has_include("sqlite3.h")
+#error "SQLite source missing: run ./Tools/setup.sh (it fetches the pinned SQLite amalgamation into Sources/CSQLite)"
+#endif
+#include "sqlite3.h"
 
 // SQLITE_TRANSIENT / SQLITE_STATIC are function-pointer-cast macros Swift cannot import.
 static inline sqlite3_destructor_type imsim_sqlite_transient(void) { return SQLITE_TRANSIENT; }
