@@ -141,11 +141,16 @@ final class UnreadModelOracle: Oracle {
         }
     }
 
-    /// What the app is shown: the conversation's `unreadCount` (the SDK's getUnreadCount reads it).
+    /// What the app is shown: the conversation's `unreadCount` and mention flag as the SDK
+    /// answers the app (`World.appConversation`: a clearUnread whose store write is owed after a
+    /// storage fault answers as done, everyday-storage --swarm seed 6831). With shared reads (a
+    /// store no fault touches, so nothing is ever owed and the SDK answers the stored row) the
+    /// same columns through `StoreReads`.
     private func check(_ world: World, _ d: Int, _ conv: ConversationKey, _ reads: StoreReads? = nil) {
         guard !reported.contains(d), conv.type != .chatroom else { return }
         let expected = unread[d][conv]?.count ?? 0
-        let row = StoreReads.shownUnread(conv, world.store(ofDevice: d), reads)
+        let row = reads != nil ? StoreReads.shownUnread(conv, world.store(ofDevice: d), reads)
+            : world.appConversation(ofDevice: d, conv).map { ($0.unreadCount, $0.hasUnreadMentioned) }
         let shown = row?.unreadCount ?? 0
         let mentionExpected = unread[d][conv]?.keys.contains { mentions[d].contains($0) } ?? false
         if shown == expected, (row?.hasUnreadMentioned ?? false) != mentionExpected {
