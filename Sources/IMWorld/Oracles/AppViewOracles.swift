@@ -63,12 +63,10 @@ final class UnreadModelOracle: Oracle {
     func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {
         ensure(d)
         var touched: [ConversationKey] = []
-        if let (cd, conv) = clearedNow, cd == d {
-            // A clearUnread whose store update failed (storage fault, issue 28) is retried by the
-            // SDK before its next store write: the count is judged at the next touch.
-            let failed = effects.contains { if case .note(.storeError(let op, _)) = $0 { op.hasPrefix("clearUnread") } else { false } }
-            if !failed { touched.append(conv) }
-        }
+        // Judged at once, whether or not the store took the clear: the SDK answers an owed clear
+        // as done (issue 28; before, a clear whose write failed was judged at the next touch,
+        // told apart by the core's storeError note).
+        if let (cd, conv) = clearedNow, cd == d { touched.append(conv) }
         clearedNow = nil
         func touch(_ c: ConversationKey) { if c.type != .chatroom, !touched.contains(c) { touched.append(c) } }
         // Only callbacks are followed below (most lists have none).
