@@ -24,10 +24,7 @@ extension ClientCore {
     /// failed, and the retry makes the rows say so (everyday-storage --swarm seeds 588, 750, 809,
     /// 1398: history read during the fault window showed a row the app had read as unread).
     private func showOwedReads(_ conversation: ConversationKey, in page: inout [StoredMessage]) {
-        guard !owedClearUnreads.isEmpty else { return }
-        var upTo = Int64.min
-        for c in owedClearUnreads where c.conversation == conversation { upTo = max(upTo, c.upTo) }
-        guard upTo != .min else { return }
+        guard let upTo = owedClearUpTo(conversation) else { return }
         for i in page.indices where page[i].direction == .receive && page[i].sentTime <= upTo {
             page[i].receivedStatus.insert(.read)
         }

@@ -48,6 +48,17 @@ extension IMStore {
         }
     }
 
+    /// The unread count and mention flag `clearUnread(in:upTo:)` would leave, without writing:
+    /// the received, counted, unread rows after `sentTime` (its recount). The SDK shows this for
+    /// a conversation whose clear a storage fault left owed (`ClientCore.conversation(_:)`).
+    public func unreadAfterClear(in conversation: ConversationKey, upTo sentTime: Int64) throws -> (unreadCount: Int, hasUnreadMentioned: Bool) {
+        // Reading everything leaves none (as the recount).
+        guard sentTime != .max else { return (0, false) }
+        return try read {
+            (try countUnreadRows(in: conversation, from: sentTime + 1), try hasUnreadMention(in: conversation, from: sentTime + 1))
+        }
+    }
+
     /// Sum of `unreadCount` over all conversations (chatrooms included if the client counts them).
     public func totalUnreadCount() throws -> Int {
         try read {

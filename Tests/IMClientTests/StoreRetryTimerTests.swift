@@ -99,3 +99,39 @@ struct StoreRetryTimerTests {
         #expect(try store.conversation(Self.bob)?.unreadCount == 1)
     }
 }
+
+extension StoreRetryTimerTests {
+    /// The unread answers while a clearUnread is owed show what the app asked (everyday-storage
+    /// --swarm seed 6831): the clear covers X (500); Y (600) is stored after it while the clear is
+    /// still owed — a disk failing one write in ten, at a seed where the retry at the top of Y's
+    /// input fails and Y's insert commits. The store says 2 (X and Y); the app is shown 1.
+    @Test("the unread count while a clearUnread is owed: the messages it covers are read, a later one counts")
+    func countShowsAnOwedClear() throws {
+        let (disk, store, harness) = try Self.withUnreadX(seed: 13)
+        var h = harness
+        disk.faults.writeError = true
+        h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
+        #expect(try h.core.conversation(Self.bob)?.unreadCount == 0)
+        disk.faults.writeError = false
+        disk.faults.writeErrorPpm = 100_000
+        h.server(sMsg(down(uid: "Y", at: 600), id: 4))
+        disk.faults.writeErrorPpm = 0
+        // The situation: the retry failed again, Y is stored.
+        #expect(!h.effects.contains { if case .note(.changed(_, _, let what)) = $0 { what.contains("retried after a store failure") } else { false } })
+        #expect(h.effects.callbacks.contains { if case .received(let m, _, _, _) = $0 { m.messageUId == "Y" && m.messageId > 0 } else { false } })
+        #expect(try store.conversation(Self.bob)?.unreadCount == 2)
+        #expect(try store.totalUnreadCount() == 2)
+
+        // What the app is shown: X read (the owed clear covers it), Y unread.
+        let shown = try #require(try h.core.conversation(Self.bob))
+        #expect(shown.unreadCount == 1)
+        #expect(!shown.hasUnreadMentioned)
+        #expect(try h.core.totalUnreadCount() == 1)
+
+        // The retry commits what was shown.
+        h.fire(.storeRetry)
+        #expect(try store.conversation(Self.bob)?.unreadCount == 1)
+        #expect(try h.core.conversation(Self.bob)?.unreadCount == 1)
+        #expect(try h.core.totalUnreadCount() == 1)
+    }
+}

@@ -45,6 +45,42 @@ private final class ClearTap: WorldObserver {
     }
 }
 
+/// On one device and conversation: the last clearUnread whose store write failed, whether a retry
+/// committed it since, and — at the first input after that failure whose callbacks touch the
+/// conversation while the clear is still owed — the stored unread count and the SDK's answer.
+private final class OwedCountTap: WorldObserver {
+    let device: String
+    let conversation: ConversationKey
+    var failedAt: SimTime?
+    var committed = false
+    var judged: (at: SimTime, stored: Int?, shown: Int?)?
+
+    init(device: String, conversation: ConversationKey) {
+        self.device = device
+        self.conversation = conversation
+    }
+
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        guard world.deviceId(d) == device else { return }
+        var touched = false
+        for e in applied.effects {
+            switch e {
+            case .note(.storeError(let op, _)) where op == "clearUnread \(conversation)":
+                (failedAt, committed) = (world.now, false)
+            case .note(.changed(let c?, _, let what)) where c == conversation && what.contains("retried after a store failure"):
+                committed = true
+            case .callback(.received(let m, _, _, _)) where m.conversation == conversation:
+                touched = true
+            default:
+                break
+            }
+        }
+        guard touched, let failedAt, world.now > failedAt, !committed, judged == nil else { return }
+        judged = (world.now, try? world.store(ofDevice: d).conversation(conversation)?.unreadCount,
+                  world.appConversation(ofDevice: d, conversation)?.unreadCount)
+    }
+}
+
 @Suite struct StorageSweepUnreadTests {
     fileprivate static func swarmRun(_ name: String, seed: UInt64, _ tap: ClearTap) throws -> ScenarioRun {
         try StorageSweepRegressionTests.swarmRun(name, seed: seed, observer: tap)
@@ -96,5 +132,26 @@ private final class ClearTap: WorldObserver {
         #expect(try run.world.store(ofDevice: d).conversation(dave)?.unreadCount == 0)
         #expect(!run.violations.contains { $0.oracle == UnreadModelOracle.oracleName },
                 "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+
+    /// everyday-storage --swarm seed 6831: grace-newphone cleared private:frank at 455.925 s on a
+    /// full disk (the write owed); 47 ms later a typing status from frank (no store write, so the
+    /// retry at the top of that input failed again) touched the conversation, and unread-model
+    /// compared the stored count, still 1, with the app's 0. The SDK's unread answers now show an
+    /// owed clear as done (`ClientCore.conversation(_:)`, as local history's `showOwedReads`), and
+    /// the oracle judges what the SDK answers.
+    @Test("the unread count judged while a clearUnread is owed is the one the app asked for (everyday-storage --swarm seed 6831)")
+    func countJudgedWhileAClearIsOwed() throws {
+        let frank = ConversationKey(.privateChat, "frank")
+        let tap = OwedCountTap(device: "grace-newphone", conversation: frank)
+        let run = try StorageSweepRegressionTests.swarmRun("everyday-storage", seed: 6831, observer: tap)
+        // The situation: the count is judged after the failed clear, before any retry committed it,
+        // with the stored count still the old one.
+        let failed = try #require(tap.failedAt, "no failed clearUnread of \(frank) on grace-newphone")
+        let judged = try #require(tap.judged, "private:frank not touched while its clear was owed")
+        #expect(judged.at > failed && judged.at < failed + .milliseconds(500), "judged at \(judged.at), the clear failed at \(failed)")
+        #expect(judged.stored == 1)
+        #expect(judged.shown == 0)
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
     }
 }

@@ -253,6 +253,13 @@ public final class World {
     public var chatroomIds: [String] { rooms.map(\.id) }
     public var serverCore: ServerCore { server.core }
     public func clientCore(ofDevice d: Int) -> ClientCore? { devices[d].core }
+    /// A conversation as device `d`'s app reads it through the SDK (`ClientCore.conversation(_:)`,
+    /// which shows a clearUnread the store has not taken yet as done); with no app running, as
+    /// stored (an app kill drops what was owed). Nil: no row, or the read failed.
+    public func appConversation(ofDevice d: Int, _ key: ConversationKey) -> StoredConversation? {
+        if devices[d].core != nil { return (try? devices[d].core!.conversation(key)) ?? nil }
+        return (try? devices[d].store.conversation(key)) ?? nil
+    }
     public var healTime: SimTime { healAt }
     public var deadlineTime: SimTime { deadline }
     /// Connections opened so far (observers learn each one's id from `AppliedClientEffects`).
