@@ -27,7 +27,7 @@ for arg in "$@"; do
     --with-capture-tools) with_capture=1 ;;
     --with-slurm) with_slurm=1 ;;
     --all) with_protoc=1 with_tshark=1 with_capture=1 with_slurm=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "setup: unknown option $arg ($usage)" >&2; exit 2 ;;
   esac
 done
