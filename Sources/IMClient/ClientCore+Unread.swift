@@ -22,10 +22,10 @@ extension ClientCore {
     public func totalUnreadCount() throws -> Int {
         var total = try store.totalUnreadCount()
         guard !owedClearUnreads.isEmpty else { return total }
-        // (One adjustment per conversation, in a fixed order.)
-        for key in Set(owedClearUnreads.map(\.conversation)).sorted(by: { $0.description < $1.description }) {
-            guard let stored = try store.conversation(key), let shown = try conversation(key) else { continue }
-            total += shown.unreadCount - stored.unreadCount
+        // One adjustment per conversation with an owed clear.
+        for key in Set(owedClearUnreads.map(\.conversation)).sorted() {
+            guard let upTo = owedClearUpTo(key), let stored = try store.conversation(key) else { continue }
+            total += try store.unreadAfterClear(in: key, upTo: upTo).unreadCount - stored.unreadCount
         }
         return total
     }
