@@ -188,3 +188,27 @@ struct SendTests {
         #expect(k.core.isOwnDevice(b) && !tablet.core.isOwnDevice(b))
     }
 }
+
+extension SendTests {
+    /// wire-protocol §4: chatroom messages never move the inbox/sendbox cursors. A room's
+    /// dataTime is its own sequence: a Like bumped past the millisecond moved the sendbox cursor
+    /// past an own private message accepted after it in that millisecond, whose SENT update a
+    /// power loss then took back — the restart's sendbox pull skipped it (quickstart-storage
+    /// --swarm seeds 11394, 12833).
+    @Test("a chatroom send's PUBACK leaves the sendbox cursor; the private send after it moves it")
+    func roomSendLeavesTheSendbox() throws {
+        var h = Harness.inRoomR1()
+        let before = h.core.sendboxCursor
+        Self.send(&h, "in the room", to: ConversationKey(.chatroom, "r1"))
+        let room = try #require(h.publishes.first)
+        Self.send(&h, "to bob")
+        let bob = try #require(h.publishes.first)
+        h.server(.puback(Frame.Puback(messageId: room.messageId, sentTime: 9_001, messageUId: "R1")),
+                 .puback(Frame.Puback(messageId: bob.messageId, sentTime: 9_000, messageUId: "U1")))
+        #expect(h.effects.sendResults.map(\.uid) == ["R1", "U1"])
+        #expect(before < 9_000)
+        #expect(h.core.sendboxCursor == 9_000)
+        #expect(try h.store.cursor(.sendbox) == 9_000)
+        #expect(!h.effects.contains { if case .note(.cursor(let name, 9_001)) = $0 { name == SyncCursor.sendbox.name } else { false } })
+    }
+}

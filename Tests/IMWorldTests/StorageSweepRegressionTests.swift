@@ -1,4 +1,5 @@
 import IMClient
+import IMServer
 import IMStore
 import IMWire
 import SimKernel
@@ -165,6 +166,63 @@ private final class RetriedSendTap: WorldObserver {
         guard world.deviceId(d) == device else { return }
         for case .note(.changed(_, let ids, let what)) in applied.effects where what.hasSuffix("(retried after a store failure)") && what.hasPrefix("SENT") {
             retriedSents += ids
+        }
+    }
+}
+
+extension StorageSweepRegressionTests {
+    /// quickstart-storage --swarm seeds 11394 and 12833: the server accepted a device's messages in
+    /// one millisecond — two of its App:Like to chatroom lobby, then a message to another
+    /// conversation. The room's dataTime is its own sequence (the second Like bumped to the next
+    /// millisecond), so the other message, accepted after it, got the earlier time. The room
+    /// PUBACK moved the sendbox cursor past that message before its SENT update; a power loss kept
+    /// the cursor and took back the update, and the restart's sendbox pull (from the cursor's
+    /// millisecond) never returned the message (storage: lost for good; liveness). Chatroom
+    /// messages no longer move the sendbox cursor (wire-protocol §4).
+    @Test("a chatroom send's PUBACK does not move the sendbox cursor past an own message accepted after it (quickstart-storage --swarm seeds 11394, 12833)",
+          arguments: [(UInt64(11394), "alice-phone", "BK00-0000-0000-0038"), (UInt64(12833), "bob-phone", "BK00-0000-0000-005H")])
+    func roomSendDoesNotMoveTheSendbox(seed: UInt64, device: String, messageUId: String) throws {
+        let tap = SendboxTap(device: device)
+        let run = try Self.swarmRun("quickstart-storage", seed: seed, observer: tap)
+        // The situation: a room message of this device accepted before the message, with a later
+        // dataTime; a power loss on the device afterwards.
+        let i = try #require(tap.accepted.firstIndex { $0.uid == messageUId }, "\(messageUId) not accepted from \(device)")
+        let message = tap.accepted[i]
+        let room = try #require(tap.accepted[..<i].last { $0.conversation.type == .chatroom && $0.dataTime > message.dataTime },
+                                "no room message accepted before \(messageUId) with a later dataTime")
+        #expect(tap.powerLosses.contains { $0 > message.at }, "no power loss on \(device) after \(messageUId) was accepted")
+        // What changed: no sendbox move to a room message's time.
+        let roomTimes = Set(tap.accepted.filter { $0.conversation.type == .chatroom }.map(\.dataTime))
+        let ownTimes = Set(tap.accepted.filter { $0.conversation.type != .chatroom }.map(\.dataTime))
+        #expect(!tap.sendboxMoves.contains { roomTimes.contains($0) && !ownTimes.contains($0) },
+                "the sendbox cursor moved to a room message's time (\(room.dataTime))")
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+}
+
+/// One device: the messages the server accepted from it (in acceptance order), its sendbox
+/// cursor moves, its power losses.
+private final class SendboxTap: WorldObserver {
+    let device: String
+    var accepted: [(uid: String, conversation: ConversationKey, dataTime: Int64, at: SimTime)] = []
+    var sendboxMoves: [Int64] = []
+    var powerLosses: [SimTime] = []
+    init(device: String) { self.device = device }
+
+    func world(_ world: World, serverApplied effects: AppliedServerEffects) {
+        for case .event(.messageAccepted(let m)) in effects.effects where m.senderDeviceId == device {
+            accepted.append((m.messageUId, m.conversation, m.dataTime, world.now))
+        }
+    }
+
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        guard world.deviceId(d) == device else { return }
+        for case .note(.cursor(let name, let value)) in applied.effects where name == SyncCursor.sendbox.name { sendboxMoves.append(value) }
+    }
+
+    func world(_ world: World, note: WorldNote) {
+        if case .fault(let kind, let d?, true, _) = note, kind == .powerLoss || kind == .powerLossTorn, world.deviceId(d) == device {
+            powerLosses.append(world.now)
         }
     }
 }
