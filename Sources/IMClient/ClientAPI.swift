@@ -278,13 +278,19 @@ public struct ClientConfig: Sendable, Hashable {
     /// digests); the world turns it on for `client.store: device`.
     public var restoreOwnRowsFromCopies = false
     /// The first pull after the store opened, and after a delivery could not be stored, asks
-    /// from 1 ms before each cursor and keeps a message at exactly the cursor's time unless its
-    /// messageUId is already stored. A cursor moved by one direct delivery says nothing of another
-    /// message of the same millisecond (another conversation): a power loss or a failed write can
-    /// take that one back while keeping the cursor, and a pull after the cursor never returns it
-    /// (issue 28, Docs/store.md). Off by default (the golden digests); the world turns it on for
-    /// `client.store: device`.
-    public var repullCursorTies = false
+    /// from this many milliseconds below each cursor and keeps a message at or below the cursor
+    /// unless its messageUId is already stored (0: off, the public client). A cursor moved by one
+    /// delivery says nothing of messages delivered after it: a conversation's dataTime is bumped
+    /// past the millisecond when it is busy, so a message accepted later in another conversation
+    /// can have an earlier dataTime than the cursor. A power loss or a failed write can take that
+    /// one back while keeping the cursor, and a pull after the cursor never returns it (issue 28,
+    /// Docs/store.md: quickstart-storage --swarm seed 20 at the cursor's own millisecond,
+    /// everyday-storage 1291 one millisecond below it). The window bounds the bump it covers.
+    /// Off by default (the golden digests); the world turns it on for `client.store: device`.
+    public var repullWindow: Int64 = 0
+    /// The window the world gives device stores: a conversation would need a thousand messages
+    /// in one millisecond to lead the server's clock by more.
+    public static let deviceRepullWindow: Int64 = 1000
     /// While a store write is owed (a storage fault failed it), it is also tried again on a timer
     /// of this period, not only at the next input: a quiet app would otherwise keep it owed past
     /// the fault (and lose it to an app kill). Under 1 s, so that it commits before the world's

@@ -27,13 +27,17 @@ extension ClientCore {
 
     private mutating func sendPullRequest() {
         var r = RMTPSyncRequestMsg()
-        // Re-asking for the cursors' own millisecond (`repullCursorTies`): the server returns
-        // what is newer than the time asked for.
-        let tie: Int64 = cursorTiesUnsure ? 1 : 0
-        r.syncTime = max(0, inboxCursor - tie)
+        r.syncTime = inboxCursor
+        r.sendBoxSyncTime = sendboxCursor
+        if cursorsUnsure {
+            // Re-asking for a window below the cursors (`repullWindow`): the server returns what
+            // is newer than the time asked for.
+            let from = repullFrom ?? (inbox: max(0, inboxCursor - config.repullWindow), sendbox: max(0, sendboxCursor - config.repullWindow))
+            repullFrom = from
+            (r.syncTime, r.sendBoxSyncTime) = (from.inbox, from.sendbox)
+        }
         r.ispolling = false
         r.isPullSend = true
-        r.sendBoxSyncTime = max(0, sendboxCursor - tie)
         let id = query(.pullMsg, target: userId, body: built(r), .pull)
         syncChange("pullMsg #\(id) from inbox \(r.syncTime), sendbox \(r.sendBoxSyncTime)") { $0.pullSent(messageId: id) }
     }
@@ -93,13 +97,14 @@ extension ClientCore {
             } else {
                 cursor = inboxCursor
             }
-            let atCursor = cursorTiesUnsure && m.dataTime == cursor && cursor > 0
-            guard m.dataTime > cursor || atCursor else {
+            // At or below the cursor: only in a re-pulled window (asked from below it).
+            let inWindow = cursorsUnsure && m.dataTime <= cursor && cursor > 0
+            guard m.dataTime > cursor || inWindow else {
                 out.note(.skipped(messageUId: m.messageUId, conversation: m.conversation,
                                   reason: "dataTime \(m.dataTime) ≤ \(m.direction == .send ? "sendbox" : "inbox") cursor \(cursor)"))
                 continue
             }
-            if atCursor, !(m.direction == .send && isOwnDevice(m.clientUniqueId)), storedAlready(m) {
+            if inWindow, !(m.direction == .send && isOwnDevice(m.clientUniqueId)), storedAlready(m) {
                 continue
             }
             if m.direction == .send, isOwnDevice(m.clientUniqueId), !ownCopyReceived(m, path: "pull") {
@@ -113,8 +118,14 @@ extension ClientCore {
             pullAfterStoreFailure = true
             return
         }
-        // Stored with the page: the cursors' millisecond was asked for again.
-        cursorTiesUnsure = false
+        // Stored with the page: the window ends once the pages reach both cursors.
+        if cursorsUnsure, !page.finished, let from = repullFrom {
+            let next = (inbox: max(from.inbox, page.syncTime), sendbox: max(from.sendbox, newestSent ?? .min))
+            repullFrom = next
+            if next.inbox >= inboxCursor, next.sendbox >= sendboxCursor { endRepull() }
+        } else {
+            endRepull()
+        }
         if page.finished { pullAfterStoreFailure = false }
         if !page.finished {
             return sendPullRequest()
@@ -127,17 +138,22 @@ extension ClientCore {
         syncChange("finished") { $0.pullEnded(synced: true) }
     }
 
-    /// A message re-pulled at its cursor's millisecond whose messageUId a row already holds: not
+    mutating func endRepull() {
+        cursorsUnsure = false
+        repullFrom = nil
+    }
+
+    /// A message re-pulled below its cursor whose messageUId a row already holds: not
     /// stored again. A store error keeps it (a duplicate row is recoverable, a loss is not).
     private mutating func storedAlready(_ m: IncomingMessage) -> Bool {
         guard let uid = m.messageUId else { return false }
         do {
             guard try store.countRows(withUId: uid) > 0 else { return false }
         } catch {
-            storeError("re-pulled \(uid) at the cursor", error)
+            storeError("re-pulled \(uid) below the cursor", error)
             return false
         }
-        out.note(.skipped(messageUId: uid, conversation: m.conversation, reason: "re-pulled at the cursor's millisecond: already stored"))
+        out.note(.skipped(messageUId: uid, conversation: m.conversation, reason: "re-pulled below the cursor: already stored"))
         return true
     }
 

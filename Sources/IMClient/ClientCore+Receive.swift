@@ -111,8 +111,8 @@ extension ClientCore {
             // Not stored: it must not be skipped over. Out of sync (later s_msg are not taken, so
             // no cursor jumps past it); a pull from the unmoved cursor fetches it again.
             pullAfterStoreFailure = true
-            // An earlier delivery of its millisecond may have moved the cursor to its time.
-            if config.repullCursorTies { cursorTiesUnsure = true }
+            // An earlier delivery may have moved the cursor to its time or past it.
+            if config.repullWindow > 0 { (cursorsUnsure, repullFrom) = (true, nil) }
             if sync.isInSync { syncChange("\(path) not stored") { $0.lostSync() } }
             startPull(reason: "store failed")
         }

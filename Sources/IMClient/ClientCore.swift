@@ -51,8 +51,11 @@ public struct ClientCore {
     /// A message the server delivered could not be stored (storage fault): the connection is out
     /// of sync until a pull stores it; the next `s_msg` (skipped meanwhile) starts that pull again.
     var pullAfterStoreFailure = false
-    /// The next pull re-asks for the cursors' own millisecond (`ClientConfig.repullCursorTies`).
-    var cursorTiesUnsure = false
+    /// The next pull re-asks for a window below the cursors (`ClientConfig.repullWindow`).
+    var cursorsUnsure = false
+    /// While the window is re-pulled: where the next page starts, per direction (a window can
+    /// take more than one page, and a page's syncTime below the cursor does not move it).
+    var repullFrom: (inbox: Int64, sendbox: Int64)?
     /// Writes a storage fault left owed (ClientCore+StoreRetry), retried at every input.
     var owedSentMarks: [OwedSentMark] = []
     var owedRoomCleanups: [OwedRoomCleanup] = []
@@ -90,7 +93,7 @@ public struct ClientCore {
         inboxCursor = (try? store.cursor(.inbox)) ?? 0
         sendboxCursor = (try? store.cursor(.sendbox)) ?? 0
         // A store opened by this process: what the cursors' last moves assumed may be gone.
-        cursorTiesUnsure = config.repullCursorTies
+        cursorsUnsure = config.repullWindow > 0
     }
 
     /// Handles one input at device time `now`; returns the effects in order.

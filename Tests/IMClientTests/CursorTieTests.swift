@@ -4,10 +4,12 @@ import SimKernel
 import Testing
 @testable import IMClient
 
-/// `ClientConfig.repullCursorTies` (issue 28): a direct delivery moves the inbox cursor to its
+/// `ClientConfig.repullWindow` (issue 28): a direct delivery moves the inbox cursor to its
 /// dataTime, which says nothing of another message of the same millisecond in another
-/// conversation. When that one was never stored (a power loss kept the first commit and took back
-/// the second: quickstart-storage --swarm seed 20), a pull from the cursor never returns it.
+/// conversation, nor of one accepted later with an earlier dataTime (the first conversation's
+/// was bumped past the millisecond). When that one was never stored (a power loss kept the first
+/// commit and took back the second: quickstart-storage --swarm seed 20, everyday-storage 1291),
+/// a pull from the cursor never returns it.
 @Suite("Cursor ties: the cursor's own millisecond asked for again")
 struct CursorTieTests {
     static let family = ConversationKey(.group, "family")
@@ -30,7 +32,7 @@ struct CursorTieTests {
     @Test("on: the next process pulls from cursor − 1, stores the lost same-ms message once and skips the stored one")
     func repullsTheTie() throws {
         var config = ClientConfig()
-        config.repullCursorTies = true
+        config.repullWindow = 1
         let store = try Self.storeAfterOneOfTwo(config)
         var k = Harness(config: config, store: store)
         k.connect()
@@ -38,7 +40,7 @@ struct CursorTieTests {
         #expect(asked.syncTime == 499 && asked.sendBoxSyncTime == 0)
         k.answerPull(Self.pageAfter499)
         #expect(k.effects.received.map(\.message.messageUId) == ["Y"])
-        #expect(k.effects.skips == ["re-pulled at the cursor's millisecond: already stored"])
+        #expect(k.effects.skips == ["re-pulled below the cursor: already stored"])
         #expect(try store.countRows(withUId: "X") == 1 && store.countRows(withUId: "Y") == 1)
         #expect(try store.conversation(Self.family)?.unreadCount == 1)
         #expect(k.core.isInSync && k.core.inboxCursor == 500)
@@ -62,7 +64,7 @@ struct CursorTieTests {
     @Test("on: the sendbox cursor too — a copy sent from another device at the cursor's millisecond is stored once")
     func ownMessageFromAnotherDevice() throws {
         var config = ClientConfig()
-        config.repullCursorTies = true
+        config.repullWindow = 1
         var h = Harness(config: config)
         h.connect(timestamp: 100)
         // A pulled copy of a send from another device moved the sendbox cursor to 700.
@@ -76,5 +78,62 @@ struct CursorTieTests {
                            down(from: "alice", uid: "S2", at: 700, target: "carol", direction: .send)], syncTime: 0))
         #expect(k.effects.received.map(\.message.messageUId) == ["S2"])
         #expect(try k.store.countRows(withUId: "S1") == 1 && k.store.countRows(withUId: "S2") == 1)
+    }
+
+    /// X (private:bob) was accepted second in its conversation's millisecond and bumped to 5001;
+    /// Y (group family), accepted after it, got 5000. X was delivered first and moved the cursor
+    /// to 5001; Y's row was taken back (everyday-storage --swarm seed 1291's shape).
+    static func storeAfterBumped(_ config: ClientConfig) throws -> IMStore {
+        var h = Harness(config: config)
+        h.connectInSync(timestamp: 100)
+        h.server(sMsg(down(uid: "X", at: 5001), id: 3))
+        #expect(h.core.inboxCursor == 5001)
+        return h.store
+    }
+
+    @Test("a window: the next process asks from cursor − window and stores a lost message one millisecond below the cursor")
+    func repullsBelowTheTie() throws {
+        var config = ClientConfig()
+        config.repullWindow = 1000
+        let store = try Self.storeAfterBumped(config)
+        var k = Harness(config: config, store: store)
+        k.connect()
+        let asked = try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self)
+        #expect(asked.syncTime == 4001 && asked.sendBoxSyncTime == 0)
+        k.answerPull(page([down(from: "carol", uid: "Y", at: 5000, type: .group, target: "family"), down(uid: "X", at: 5001)], syncTime: 5001))
+        #expect(k.effects.received.map(\.message.messageUId) == ["Y"])
+        #expect(try store.countRows(withUId: "X") == 1 && store.countRows(withUId: "Y") == 1)
+        #expect(k.core.isInSync && k.core.inboxCursor == 5001)
+        k.server(sNtf(time: 6000, id: 9))
+        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 5001)
+    }
+
+    @Test("a window of 1 ms does not reach one millisecond below the cursor (why the world's window is wider)")
+    func oneMillisecondMissesTheBump() throws {
+        var config = ClientConfig()
+        config.repullWindow = 1
+        let store = try Self.storeAfterBumped(config)
+        var k = Harness(config: config, store: store)
+        k.connect()
+        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 5000)
+    }
+
+    @Test("a window longer than a page: the next page starts where the last one ended, below the cursor, until it reaches it")
+    func windowOverSeveralPages() throws {
+        var config = ClientConfig()
+        config.repullWindow = 1000
+        let store = try Self.storeAfterBumped(config)
+        var k = Harness(config: config, store: store)
+        k.connect()
+        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 4001)
+        // Page 1 ends at 4500, below the cursor (5001): the cursor stays, the next page asks from 4500.
+        k.answerPull(page([down(from: "carol", uid: "Y1", at: 4500, type: .group, target: "family")], syncTime: 4500, finished: false))
+        #expect(k.core.inboxCursor == 5001)
+        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 4500)
+        k.answerPull(page([down(from: "carol", uid: "Y2", at: 4800, type: .group, target: "family"), down(uid: "X", at: 5001)], syncTime: 5001))
+        #expect(try store.countRows(withUId: "Y1") == 1 && store.countRows(withUId: "Y2") == 1 && store.countRows(withUId: "X") == 1)
+        #expect(k.core.isInSync)
+        k.server(sNtf(time: 6000, id: 9))
+        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 5001)
     }
 }

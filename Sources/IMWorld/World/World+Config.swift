@@ -42,7 +42,7 @@ extension World {
         c.bugs = ClientBugs(s.client.bugs + (s.client.recallDecrementsUnread ? [] : [.B14]))
         c.clientUniqueIdClockFloor = s.client.store == .device
         c.restoreOwnRowsFromCopies = s.client.store == .device
-        c.repullCursorTies = s.client.store == .device
+        c.repullWindow = s.client.store == .device ? ClientConfig.deviceRepullWindow : 0
         return c
     }
 
