@@ -135,3 +135,40 @@ extension StoreRetryTimerTests {
         #expect(try h.core.totalUnreadCount() == 1)
     }
 }
+
+extension StoreRetryTimerTests {
+    /// `sendboxBound` (issue 28, everyday-storage --swarm seed 1944 until session 38): a later
+    /// send's PUBACK moved the sendbox cursor past an own message whose SENT update was owed; a
+    /// power loss kept the cursor and took back the retried update, and no sendbox pull returned
+    /// the copy that completes the row. No sweep seed fails without the bound since the re-pull
+    /// window (session 38), so the bound is pinned here: a move while the update is owed stops
+    /// 1 ms below the owed message's time, and the next move after the retry passes it.
+    @Test("the sendbox cursor stays below an own message whose SENT update is owed")
+    func sendboxWaitsForAnOwedSentMark() throws {
+        let disk = SimDisk(seed: 13)
+        let store = try IMStore(location: .device(disk))
+        var h = Harness(store: store)
+        h.connectInSync(timestamp: 100)
+        let before = h.core.sendboxCursor
+        SendTests.send(&h, "A")
+        let a = try #require(h.publishes.first)
+        disk.faults.writeError = true
+        h.server(.puback(Frame.Puback(messageId: a.messageId, sentTime: 9_000, messageUId: "A1")))
+        #expect(h.effects.contains { if case .note(.storeError) = $0 { true } else { false } })
+        #expect(h.core.owedSentMarks.map(\.messageUId) == ["A1"])
+        #expect(h.core.sendboxCursor == before)
+
+        // The disk works again; a later own send's PUBACK (9 005) before the owed update retries.
+        disk.faults.writeError = false
+        h.core.moveSendbox(to: 9_005, reason: "a later own send acknowledged")
+        #expect(h.core.sendboxCursor == 8_999)
+        #expect(try store.cursor(.sendbox) == 8_999)
+
+        h.fire(.storeRetry)
+        #expect(h.core.owedSentMarks.isEmpty)
+        #expect(h.effects.sendResults.map(\.uid) == ["A1"])
+        #expect(h.core.sendboxCursor == 9_000)
+        h.core.moveSendbox(to: 9_005, reason: "a later own send acknowledged")
+        #expect(h.core.sendboxCursor == 9_005)
+    }
+}

@@ -64,29 +64,52 @@ private final class SendTap: WorldObserver {
 }
 
 extension StorageSweepRegressionTests {
-    /// quickstart-storage --swarm seed 20: the server accepted two of carol's messages in the same
-    /// millisecond (private:carol and group:family) and fanned both out to alice-phone, which
-    /// stored each direct delivery in its own transaction with the inbox cursor. A power loss kept
-    /// the first commit (cursor := that millisecond) and took back the second; the next pull asked
-    /// for what is newer than the cursor and the second message never came back (storage, then
-    /// liveness). The first pull of a process now asks for the cursor's millisecond again
-    /// (`ClientConfig.repullCursorTies`).
-    @Test("a same-millisecond message a power loss took back is pulled again (quickstart-storage --swarm seed 20)")
+    /// quickstart-storage --swarm seed 1569 (seed 20 until session 38, whose trajectory moved):
+    /// alice-desktop stored sync echoes of alice-phone's sends in one millisecond, each in its own
+    /// transaction with the sendbox cursor. A power loss kept the first commit (cursor := that
+    /// millisecond) and took back BK00-0000-0000-0042's; a pull after the cursor never returned it
+    /// (storage, then liveness). The first pull of a process now asks from below the cursors
+    /// (`ClientConfig.repullWindow`; this seed fails with it off).
+    @Test("a same-millisecond message a power loss took back is pulled again (quickstart-storage --swarm seed 1569)")
     func sameMillisecondAcrossPowerLoss() throws {
-        let tap = StoreTap(device: "alice-phone", messageUId: "BK00-0000-0000-0030")
-        let run = try Self.swarmRun("quickstart-storage", seed: 20, observer: tap)
-        // Stored by the direct delivery, taken back by the power loss, stored again by the pull.
-        #expect(tap.storedNew >= 2, "the seed no longer loses BK00-0000-0000-0030 to a power loss (stored \(tap.storedNew)×)")
+        let tap = StoreTap(device: "alice-desktop", messageUId: "BK00-0000-0000-0042")
+        let run = try Self.swarmRun("quickstart-storage", seed: 1569, observer: tap)
+        // Stored by the echo, taken back by the power loss, stored again by the pull.
+        #expect(tap.storedNew >= 2, "the seed no longer loses BK00-0000-0000-0042 to a power loss (stored \(tap.storedNew)×)")
+        #expect(tap.powerLosses > 0)
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+
+    /// everyday-storage --swarm seed 1291: bob's message to private:alice was bumped to 127894
+    /// (its conversation's millisecond was taken) and delivered to alice-phone before his group
+    /// message BK00-0000-0000-004W, accepted after it with dataTime 127893. The first moved the
+    /// inbox cursor past the second's time; a power loss kept that commit and took back the
+    /// second's row, and a re-pull of the cursor's own millisecond did not reach one millisecond
+    /// below it (storage: lost for good; the seed fails with `repullWindow` 1 ms). The window is
+    /// now a second.
+    @Test("a message below the cursor a power loss took back is pulled again (everyday-storage --swarm seed 1291)")
+    func bumpedBelowTheCursorAcrossPowerLoss() throws {
+        let tap = StoreTap(device: "alice-phone", messageUId: "BK00-0000-0000-004W")
+        let run = try Self.swarmRun("everyday-storage", seed: 1291, observer: tap)
+        let sentTime = try #require(tap.sentTime, "BK00-0000-0000-004W never stored on alice-phone")
+        // The situation: the cursor had passed the message's time when it was first stored.
+        #expect((tap.inboxCursorAtFirstStore ?? .min) > sentTime,
+                "the inbox cursor (\(tap.inboxCursorAtFirstStore ?? -1)) had not passed \(sentTime) when it was first stored")
+        #expect(tap.storedNew >= 2, "the seed no longer loses BK00-0000-0000-004W to a power loss (stored \(tap.storedNew)×)")
         #expect(tap.powerLosses > 0)
         #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
     }
 }
 
-/// Per device: how often one messageUId was stored as a new row, and the power losses.
+/// One device: how often one messageUId was stored as a new row, its sentTime, the inbox cursor
+/// when it was first stored, and the device's power losses.
 private final class StoreTap: WorldObserver {
     let device: String
     let messageUId: String
     var storedNew = 0
+    var sentTime: Int64?
+    var inboxCursor: Int64 = .min
+    var inboxCursorAtFirstStore: Int64?
     var powerLosses = 0
     init(device: String, messageUId: String) {
         self.device = device
@@ -95,7 +118,17 @@ private final class StoreTap: WorldObserver {
 
     func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
         guard world.deviceId(d) == device else { return }
-        for case .note(.stored(_, let uid, _, _, _, true)) in applied.effects where uid == messageUId { storedNew += 1 }
+        for e in applied.effects {
+            switch e {
+            case .note(.stored(_, let uid, _, let time, _, true)) where uid == messageUId:
+                if storedNew == 0 { (sentTime, inboxCursorAtFirstStore) = (time, inboxCursor) }
+                storedNew += 1
+            case .note(.cursor(let name, let value)) where name == SyncCursor.inbox.name:
+                inboxCursor = value
+            default:
+                break
+            }
+        }
     }
 
     func world(_ world: World, note: WorldNote) {
@@ -137,35 +170,6 @@ private final class InsertTap: WorldObserver {
             case .callback(.recallResult(let id, nil)): recalled.append(id)
             default: break
             }
-        }
-    }
-}
-
-extension StorageSweepRegressionTests {
-    /// everyday-storage --swarm seed 1944: alice-phone's SENT update of messageId 20 failed (owed,
-    /// retried 6 s later) while a later send's PUBACK moved the sendbox cursor past its dataTime.
-    /// A power loss kept that cursor's commit and took back the retried update: the row said
-    /// SENDING again and no sendbox pull returned the copy that completes it (storage: lost for
-    /// good). The sendbox cursor now stays below an own message whose SENT update is owed.
-    @Test("the sendbox cursor waits for an owed SENT update (everyday-storage --swarm seed 1944)")
-    func sendboxCursorWaitsForOwedSentMark() throws {
-        let tap = RetriedSendTap(device: "alice-phone")
-        let run = try Self.swarmRun("everyday-storage", seed: 1944, observer: tap)
-        #expect(tap.retriedSents.contains(20), "the seed no longer retries messageId 20's SENT update: \(tap.retriedSents)")
-        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
-    }
-}
-
-/// One device's messageIds whose SENT update committed only on a retry after a store failure.
-private final class RetriedSendTap: WorldObserver {
-    let device: String
-    var retriedSents: [Int64] = []
-    init(device: String) { self.device = device }
-
-    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
-        guard world.deviceId(d) == device else { return }
-        for case .note(.changed(_, let ids, let what)) in applied.effects where what.hasSuffix("(retried after a store failure)") && what.hasPrefix("SENT") {
-            retriedSents += ids
         }
     }
 }
