@@ -10,7 +10,8 @@ extension ClientCore {
             if config.bugs.contains(.b5) {
                 page = try offsetHistoryPage(conversation, continuing: messageId != -1, count: n)
             } else {
-                page = try store.history(in: conversation, before: messageId, count: n)
+                // A left room whose removal is owed shows only rows stored after it left.
+                page = try store.history(in: conversation, before: messageId, count: n, above: hiddenRoomRows(conversation) ?? 0)
             }
         } catch {
             storeError("history \(conversation)", error)
@@ -36,7 +37,8 @@ extension ClientCore {
     /// the window by one: the message at the boundary is never returned — a gap.
     private mutating func offsetHistoryPage(_ conversation: ConversationKey, continuing: Bool, count: Int) throws -> [StoredMessage] {
         let offset = continuing ? historyPagers[conversation] ?? 0 : 0
-        let all = try store.messages(in: conversation, sentTime: Int64.min...Int64.max)
+        var all = try store.messages(in: conversation, sentTime: Int64.min...Int64.max)
+        if let upTo = hiddenRoomRows(conversation) { all.removeAll { $0.messageId <= upTo } }
         // Newest first: descending (sentTime, messageId).
         let start = all.count - offset
         let page = start > 0 ? Array(all[max(0, start - count)..<start].reversed()) : []

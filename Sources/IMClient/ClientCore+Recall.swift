@@ -8,7 +8,7 @@ extension ClientCore {
     mutating func recall(_ messageId: Int64) {
         let row: StoredMessage?
         do { row = try store.message(id: messageId) } catch { row = nil; storeError("load row \(messageId)", error) }
-        guard let row, row.direction == .send, let uid = row.messageUId,
+        guard let row, row.direction == .send, let uid = row.messageUId, !isHiddenRow(row),
               row.sentStatus == .sent || row.sentStatus == .read || row.sentStatus == .received, !row.isRecalled else {
             out.note(.ignored(input: "recall(\(messageId))", reason: "not a sent own message"))
             return out.callback(.recallResult(messageId: messageId, error: IMErrorCode.invalidParameter.rawValue))

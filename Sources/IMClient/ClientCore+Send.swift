@@ -74,7 +74,8 @@ extension ClientCore {
     mutating func resend(_ messageId: Int64) {
         let row: StoredMessage?
         do { row = try store.message(id: messageId) } catch { row = nil; storeError("load row \(messageId)", error) }
-        guard let row, row.direction == .send, row.sentStatus == .failed else {
+        // A left room's row whose removal is owed is gone for the app.
+        guard let row, row.direction == .send, row.sentStatus == .failed, !isHiddenRow(row) else {
             out.callback(.sendResult(messageId: messageId, messageUId: nil, sentTime: 0, error: IMErrorCode.invalidParameter.rawValue))
             out.note(.ignored(input: "resend(\(messageId))", reason: "not a FAILED own message"))
             return

@@ -177,7 +177,7 @@ public struct ClientCore {
                     // A storage fault: the removal is owed (retried at every input; a join of
                     // the room fails with 33002 until then), or the join pull stores them twice.
                     storeError("startup chatroom cleanup", error)
-                    owedRoomCleanups.append(OwedRoomCleanup(roomId: roomId, reportQuit: false))
+                    oweRoomCleanup(roomId)
                 }
             }
         } catch {

@@ -128,18 +128,46 @@ extension IMStore {
 
     /// Quit: deletes the room's local messages, conversation row, KV cache, pull cursor and
     /// membership. One transaction.
+    ///
+    /// `upTo`: only the room's messages with messageId ≤ `upTo` go — a removal retried after a
+    /// storage fault (the client core told its app the room was quit at once) spares the rows
+    /// stored since, which the app was told of (its own send to the room after the quit).
+    /// messageIds only grow (`AUTOINCREMENT`), so every row stored after the bound was read is
+    /// above it. While any row remains the conversation row stays, its latest message recomputed.
     @discardableResult
-    public func quitChatroom(_ roomId: String) throws -> ChatroomQuitResult {
+    public func quitChatroom(_ roomId: String, upTo: Int64 = .max) throws -> ChatroomQuitResult {
         try write {
             let key = ConversationKey(.chatroom, roomId)
-            let deleted = try connection.with(IndexedSQL.deleteConversationRows) { s in
-                try s.bind(key, at: 1)
-                return try DeletedRow.collect(s)
+            let deleted: [DeletedRow]
+            var conversation = 0
+            if upTo == .max {
+                deleted = try connection.with(IndexedSQL.deleteConversationRows) { s in
+                    try s.bind(key, at: 1)
+                    return try DeletedRow.collect(s)
+                }
+                try promoteUIdCopies(deleted)
+            } else {
+                deleted = try connection.with("""
+                    DELETE FROM messages INDEXED BY messages_by_conversation
+                    WHERE conversationType = ?1 AND targetId = ?2 AND messageId <= ?3
+                    RETURNING messageId, conversationType, targetId, direction, flags, receivedStatus, messageUId, uidCopy
+                    """) { s in
+                    try s.bind(key, at: 1)
+                    try s.bind(upTo, at: 3)
+                    return try DeletedRow.collect(s)
+                }
+                if try newestRowId(in: key) != nil {
+                    _ = try finishDelete(deleted, reporting: key)
+                    conversation = -1
+                } else {
+                    try promoteUIdCopies(deleted)
+                }
             }
-            try promoteUIdCopies(deleted)
-            let conversation = try connection.with("DELETE FROM conversations WHERE conversationType = ?1 AND targetId = ?2") { s in
-                try s.bind(key, at: 1)
-                return try s.run()
+            if conversation == 0 {
+                conversation = try connection.with("DELETE FROM conversations WHERE conversationType = ?1 AND targetId = ?2") { s in
+                    try s.bind(key, at: 1)
+                    return try s.run()
+                }
             }
             let kv = try deleteKV(roomId)
             let cursor = try deleteCursor(.chatroom(roomId))
@@ -150,6 +178,41 @@ extension IMStore {
             return ChatroomQuitResult(
                 wasJoined: joined > 0, deletedMessageCount: deleted.count, removedKVCount: kv,
                 conversationRemoved: conversation > 0, cursorRemoved: cursor)
+        }
+    }
+
+    /// The greatest messageId stored in the conversation (nil: none) — the bound of a room removal
+    /// left owed (`quitChatroom(_:upTo:)`).
+    public func newestMessageId(in key: ConversationKey) throws -> Int64? {
+        try read { try newestRowId(in: key) }
+    }
+
+    private func newestRowId(in key: ConversationKey) throws -> Int64? {
+        try connection.with("SELECT MAX(messageId) FROM messages WHERE conversationType = ?1 AND targetId = ?2") { s in
+            try s.bind(key, at: 1)
+            _ = try s.step()
+            return s.optionalInt64(0)
+        }
+    }
+
+    /// The conversation as `quitChatroom(_:upTo:)` would leave it (nil: no row would remain): its
+    /// latest message among the rows above `upTo`. The unread count and mention flag are the
+    /// stored ones (a room's messages never count unread).
+    public func conversationAfterQuit(_ key: ConversationKey, upTo: Int64) throws -> StoredConversation? {
+        try read {
+            guard var c = try loadConversation(key) else { return nil }
+            let latest: (Int64, Int64)? = try connection.with("""
+                SELECT messageId, sentTime FROM messages
+                WHERE conversationType = ?1 AND targetId = ?2 AND messageId > ?3
+                ORDER BY sentTime DESC, messageId DESC LIMIT 1
+                """) { s in
+                try s.bind(key, at: 1)
+                try s.bind(upTo, at: 3)
+                return try s.step() ? (s.int64(0), s.int64(1)) : nil
+            }
+            guard let latest else { return nil }
+            (c.latestMessageId, c.latestTime) = latest
+            return c
         }
     }
 

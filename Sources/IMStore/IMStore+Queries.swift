@@ -37,7 +37,10 @@ extension IMStore {
     /// Order is server order — (sentTime, messageUId, messageId) descending — so a message that
     /// arrives late (a pull filling a gap, an own message whose PUBACK came after a received one)
     /// still shows in its place; the messageId is only the cursor. `count <= 0` returns nothing.
-    public func history(in conversation: ConversationKey, before messageId: Int64 = -1, count: Int = 20) throws -> [StoredMessage] {
+    /// `above`: only rows with a greater messageId (a room whose removal is owed shows only the
+    /// rows stored after its quit, `quitChatroom(_:upTo:)`).
+    public func history(in conversation: ConversationKey, before messageId: Int64 = -1, count: Int = 20,
+                        above floor: Int64 = 0) throws -> [StoredMessage] {
         try read {
             let limit = min(count, Self.historyPageLimit)
             guard limit > 0 else { return [] }
@@ -49,21 +52,34 @@ extension IMStore {
                     if try s.step() { key = (s.int64(0), s.string(1), messageId) }
                 }
             }
-            return try connection.with("""
-                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
-                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
-                FROM messages
-                WHERE conversationType = ?1 AND targetId = ?2
-                  AND (sentTime, COALESCE(messageUId, ''), messageId) < (?3, ?5, ?6)
-                ORDER BY sentTime DESC, COALESCE(messageUId, '') DESC, messageId DESC LIMIT ?4
-                """) { s in
+            func page(_ s: Statement) throws -> [StoredMessage] {
                 try s.bind(conversation, at: 1)
                 try s.bind(key.0, at: 3)
                 try s.bind(limit, at: 4)
                 try s.bind(key.1, at: 5)
                 try s.bind(key.2, at: 6)
+                if floor > 0 { try s.bind(floor, at: 7) }
                 return try MessageRow.decodeAll(s)
             }
+            // The floor in its own statement: the everyday page keeps its text and plan.
+            guard floor > 0 else {
+                return try connection.with("""
+                    SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
+                           +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
+                    FROM messages
+                    WHERE conversationType = ?1 AND targetId = ?2
+                      AND (sentTime, COALESCE(messageUId, ''), messageId) < (?3, ?5, ?6)
+                    ORDER BY sentTime DESC, COALESCE(messageUId, '') DESC, messageId DESC LIMIT ?4
+                    """, page)
+            }
+            return try connection.with("""
+                SELECT +messageId, +messageUId, +conversationType, +targetId, +senderUserId, +direction, +objectName,
+                       +content, +extra, +sentTime, +receivedTime, +sentStatus, +receivedStatus, +flags, +clientUniqueId
+                FROM messages
+                WHERE conversationType = ?1 AND targetId = ?2
+                  AND (sentTime, COALESCE(messageUId, ''), messageId) < (?3, ?5, ?6) AND messageId > ?7
+                ORDER BY sentTime DESC, COALESCE(messageUId, '') DESC, messageId DESC LIMIT ?4
+                """, page)
         }
     }
 
@@ -170,6 +186,20 @@ extension IMStore {
                 var out: [DuplicateUId] = []
                 while try s.step() { out.append(DuplicateUId(messageUId: s.string(0), rows: s.int(1))) }
                 return out
+            }
+        }
+    }
+
+    /// Number of rows in the conversation (`above`: with a greater messageId only).
+    public func messageCount(in conversation: ConversationKey, above floor: Int64) throws -> Int {
+        try read {
+            try connection.with("""
+                SELECT COUNT(*) FROM messages WHERE conversationType = ?1 AND targetId = ?2 AND messageId > ?3
+                """) { s in
+                try s.bind(conversation, at: 1)
+                try s.bind(floor, at: 3)
+                _ = try s.step()
+                return s.int(0)
             }
         }
     }

@@ -120,6 +120,36 @@ import Testing
         let maxBefore = try scalar(s, "SELECT MAX(seq) FROM sqlite_sequence WHERE name = 'messages'")
         #expect(try store(s, incoming("N", in: room, at: 9_000)) > maxBefore)
     }
+
+    /// A removal retried after a storage fault (the client told its app the room was quit at
+    /// once) spares rows stored after its bound: the app was told of them after the quit.
+    @Test func quitUpToAMessageIdSparesLaterRows() throws {
+        let s = try memoryStore()
+        try joinedRoom(s, "room1")
+        let bound = try #require(try s.newestMessageId(in: room))
+        #expect(try s.newestMessageId(in: ConversationKey(.chatroom, "elsewhere")) == nil)
+        // A row stored after the bound, older by time than the room's rows.
+        let later = try store(s, incoming("LATER", in: room, at: 1_500, from: "u3"))
+        #expect(later > bound)
+        // Meanwhile (the removal owed) the reads above the bound show the later row only.
+        #expect(try s.history(in: room, above: bound).map(\.messageUId) == ["LATER"])
+        #expect(try s.history(in: room).count == 3)
+        #expect(try s.messageCount(in: room, above: bound) == 1)
+        #expect(try s.conversationAfterQuit(room, upTo: bound)?.latestMessageId == later)
+        #expect(try s.conversation(room)?.latestTime == 2_100)
+        #expect(try s.conversationAfterQuit(room, upTo: later) == nil)
+
+        let r = try s.quitChatroom("room1", upTo: bound)
+        #expect(r == ChatroomQuitResult(wasJoined: true, deletedMessageCount: 2, removedKVCount: 2,
+                                        conversationRemoved: false, cursorRemoved: true))
+        #expect(try s.allMessageUIds(in: room) == ["LATER"])
+        let c = try #require(try s.conversation(room))
+        #expect(c.latestMessageId == later && c.latestTime == 1_500)
+        #expect(try s.chatroom("room1") == nil && s.chatroomKV("room1") == [])
+        // Nothing left above the bound: the conversation row goes too.
+        #expect(try s.quitChatroom("room1", upTo: later).conversationRemoved)
+        #expect(try s.messageCount(in: room) == 0 && s.conversation(room) == nil)
+    }
 }
 
 @Suite struct CursorTests {

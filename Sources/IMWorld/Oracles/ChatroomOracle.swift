@@ -148,7 +148,7 @@ final class ChatroomOracle: Oracle {
         if AttributeSyncRule.takes(effects) { kv(world, d) { $0.effects(effects, at: world.now.nanoseconds) } }
         if RejoinRule.takes(effects) { rejoin(world, d) { $0.effects(effects, at: world.now.nanoseconds) } }
         // Local messages are deleted on quit: the device-local rule shared with `imsim replay`.
-        for f in QuitRule.effects(effects, store: world.store(ofDevice: d)) {
+        for f in QuitRule.effects(effects, shown: { world.appMessageCount(ofDevice: d, $0) }) {
             suite.report(name, device: d, conversation: f.conversation, messageUId: f.messageUId, f.detail)
         }
         let joined = effects.contains { if case .callback(.chatroomJoined) = $0 { true } else { false } }

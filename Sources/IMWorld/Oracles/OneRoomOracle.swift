@@ -15,9 +15,9 @@ import SimKernel
 ///   every other room A it is in, unless a join of A the app asked for is still unanswered (that
 ///   join, once it succeeds, quits B in turn).
 ///
-/// Not judged with `allowMultipleChatrooms`, nor on a simulated disk (a quit whose rows could not
-/// be deleted is told to the app only once it commits, issue 28). A killed app is in no room.
-/// One report per device.
+/// Not judged with `allowMultipleChatrooms`. Judged on simulated disks too: a quit whose rows
+/// could not be deleted is told to the app at once (issue 28, session 38). A killed app is in no
+/// room. One report per device.
 final class OneRoomOracle: Oracle {
     static let oracleName = "one-room"
     let name = OneRoomOracle.oracleName
@@ -77,8 +77,7 @@ final class OneRoomOracle: Oracle {
                 break
             }
         }
-        guard !joined.isEmpty, !world.clientConfig.allowMultipleChatrooms, world.devices[d].disk == nil,
-              !reported.contains(d) else { return }
+        guard !joined.isEmpty, !world.clientConfig.allowMultipleChatrooms, !reported.contains(d) else { return }
         for room in joined {
             for other in devices[d].rooms.keys.sorted() where other != room && !quit.contains(other) {
                 guard devices[d].pendingJoins[other] == nil, let since = devices[d].rooms[other] else { continue }

@@ -260,6 +260,13 @@ public final class World {
         if devices[d].core != nil { return (try? devices[d].core!.conversation(key)) ?? nil }
         return (try? devices[d].store.conversation(key)) ?? nil
     }
+    /// How many of a conversation's messages device `d`'s app reads in its local history
+    /// (`ClientCore.messageCount(in:)`: a left room whose removal a storage fault left owed holds
+    /// only the rows stored after it left); with no app running, as stored. Nil: the read failed.
+    public func appMessageCount(ofDevice d: Int, _ key: ConversationKey) -> Int? {
+        if devices[d].core != nil { return try? devices[d].core!.messageCount(in: key) }
+        return try? devices[d].store.messageCount(in: key)
+    }
     public var healTime: SimTime { healAt }
     public var deadlineTime: SimTime { deadline }
     /// Connections opened so far (observers learn each one's id from `AppliedClientEffects`).

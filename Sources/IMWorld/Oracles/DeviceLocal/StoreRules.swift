@@ -336,18 +336,25 @@ public struct UnreadRule: Sendable {
 }
 
 /// The chatroom quit rule: local chatroom messages are deleted on quit (im-semantics §6) — when
-/// the app is told `chatroomQuit`, the room has no message left in the store. The store is read
-/// after the whole input: a row the app is told of after the callback in the same input (its own
-/// send to the room, a message stored there) came after the quit and is not one of the room's
-/// old messages (everyday-storage --swarm seed 353: a quit owed since a storage fault, reported
-/// at the start of the app's next send to the room).
+/// the app is told `chatroomQuit`, the room has no message left in what the app reads. The count
+/// is taken after the whole input: a row the app is told of after the callback in the same input
+/// (its own send to the room, a message stored there) came after the quit and is not one of the
+/// room's old messages (everyday-storage --swarm seed 353).
 public enum QuitRule {
+    /// The store's rows (`imsim replay`, and wherever the store is what the app reads).
     public static func effects(_ effects: [ClientEffect], store: IMStore) -> [DeviceFinding] {
+        Self.effects(effects) { try? store.messageCount(in: $0) }
+    }
+
+    /// `shown`: the room's messages as the SDK answers the app (the world passes
+    /// `World.appMessageCount`: a removal a storage fault left owed hides the room's old rows,
+    /// everyday-storage --swarm seed 9039); nil when the read failed.
+    public static func effects(_ effects: [ClientEffect], shown: (ConversationKey) -> Int?) -> [DeviceFinding] {
         var out: [DeviceFinding] = []
         for (i, e) in effects.enumerated() {
             guard case .callback(.chatroomQuit(let room)) = e else { continue }
             let key = ConversationKey(.chatroom, room)
-            let count = (try? store.messageCount(in: key)) ?? 0
+            let count = shown(key) ?? 0
             guard count > 0 else { continue }
             let left = count - rowsTold(after: i, in: key, effects)
             if left > 0 {
