@@ -25,8 +25,9 @@ extension ClientCore {
     /// failed, and the retry makes the rows say so (everyday-storage --swarm seeds 588, 750, 809,
     /// 1398: history read during the fault window showed a row the app had read as unread).
     private func showOwedReads(_ conversation: ConversationKey, in page: inout [StoredMessage]) {
-        guard let upTo = owedClearUpTo(conversation) else { return }
-        for i in page.indices where page[i].direction == .receive && page[i].sentTime <= upTo {
+        guard hasOwedClear(conversation) else { return }
+        for i in page.indices where page[i].direction == .receive
+            && owedClearCovers(conversation, messageId: page[i].messageId, sentTime: page[i].sentTime) {
             page[i].receivedStatus.insert(.read)
         }
     }

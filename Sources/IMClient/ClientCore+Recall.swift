@@ -98,7 +98,9 @@ extension ClientCore {
         } catch {
             storeError("clearUnread \(conversation)", error)
             // The user read them: the store is told again at every input until it commits.
-            owedClearUnreads.append(OwedClearUnread(conversation: conversation, upTo: time))
+            // Bounded by the rows there now: one stored while the clear is owed stays unread.
+            let newest = (try? store.newestMessageId(in: conversation)).map { $0 ?? 0 } ?? .max
+            owedClearUnreads.append(OwedClearUnread(conversation: conversation, upTo: time, throughMessageId: newest))
         }
         guard hasSession else { return }
         var input = RMTPSessionMsgReadInput()

@@ -23,6 +23,11 @@ struct OwedSentMark: Sendable, Hashable {
 struct OwedClearUnread: Sendable, Hashable {
     var conversation: ConversationKey
     var upTo: Int64
+    /// The conversation's newest messageId when the app asked: a row stored later is one the app
+    /// had not read (`Int64.max`: unknown, the read failed too).
+    var throughMessageId: Int64
+
+    func covers(messageId: Int64, sentTime: Int64) -> Bool { sentTime <= upTo && messageId <= throughMessageId }
 }
 
 /// A room left (quit, kicked, join refused, disconnect, a previous process's) whose local rows
@@ -71,7 +76,7 @@ extension ClientCore {
         owedClearUnreads = []
         for c in clears {
             do {
-                let r = try store.clearUnread(in: c.conversation, upTo: c.upTo)
+                let r = try store.clearUnread(in: c.conversation, upTo: c.upTo, throughMessageId: c.throughMessageId)
                 out.note(.changed(conversation: c.conversation, messageIds: r.markedReadMessageIds,
                                   what: "unread cleared up to \(c.upTo) (retried after a store failure): \(r.conversation?.unreadCount ?? 0) left"))
             } catch {

@@ -4,8 +4,9 @@ import IMWire
 // The SDK's app-facing unread answers (getConversation's unread count and mention flag,
 // getTotalUnreadCount): the store's, except where a `clearUnread` is owed (a storage fault left
 // its write undone, ClientCore+StoreRetry) — there they show what the app asked, as local history
-// does (`showOwedReads`): the conversation answers as the retry will leave it, cleared up to the
-// owed time; a message after that time still counts. The app is never told the write failed.
+// does (`showOwedReads`): the conversation answers as the retry will leave it, the rows the app
+// could read when it asked cleared up to the owed time; a message after that time, or stored
+// while the clear was owed, still counts. The app is never told the write failed.
 extension ClientCore {
     /// One conversation as the app reads it (nil: no row); its unread count and mention flag
     /// take an owed clear into account (everyday-storage --swarm seed 6831: a typing status 47 ms
@@ -15,9 +16,7 @@ extension ClientCore {
     public func conversation(_ key: ConversationKey) throws -> StoredConversation? {
         if let upTo = hiddenRoomRows(key) { return try store.conversationAfterQuit(key, upTo: upTo) }
         guard var c = try store.conversation(key) else { return nil }
-        if let upTo = owedClearUpTo(key) {
-            (c.unreadCount, c.hasUnreadMentioned) = try store.unreadAfterClear(in: key, upTo: upTo)
-        }
+        if hasOwedClear(key) { (c.unreadCount, c.hasUnreadMentioned) = try unreadAfterOwedClears(key) }
         return c
     }
 
@@ -28,8 +27,8 @@ extension ClientCore {
         guard !owedClearUnreads.isEmpty else { return total }
         // One adjustment per conversation with an owed clear.
         for key in Set(owedClearUnreads.map(\.conversation)).sorted() {
-            guard let upTo = owedClearUpTo(key), let stored = try store.conversation(key) else { continue }
-            total += try store.unreadAfterClear(in: key, upTo: upTo).unreadCount - stored.unreadCount
+            guard let stored = try store.conversation(key) else { continue }
+            total += try unreadAfterOwedClears(key).count - stored.unreadCount
         }
         return total
     }
@@ -41,11 +40,23 @@ extension ClientCore {
         return try store.messageCount(in: key)
     }
 
-    /// The latest time an owed clear of `key` reads up to (nil: none owed).
-    func owedClearUpTo(_ key: ConversationKey) -> Int64? {
-        guard !owedClearUnreads.isEmpty else { return nil }
-        var upTo: Int64?
-        for c in owedClearUnreads where c.conversation == key { upTo = max(upTo ?? .min, c.upTo) }
-        return upTo
+    func hasOwedClear(_ key: ConversationKey) -> Bool {
+        !owedClearUnreads.isEmpty && owedClearUnreads.contains { $0.conversation == key }
+    }
+
+    /// Whether an owed clear of `key` covers a received row (one the app could read when it asked).
+    func owedClearCovers(_ key: ConversationKey, messageId: Int64, sentTime: Int64) -> Bool {
+        owedClearUnreads.contains { $0.conversation == key && $0.covers(messageId: messageId, sentTime: sentTime) }
+    }
+
+    /// The unread count and mention flag the owed clears' retries will leave: the unread rows
+    /// none of them covers.
+    private func unreadAfterOwedClears(_ key: ConversationKey) throws -> (count: Int, mentioned: Bool) {
+        var count = 0, mentioned = false
+        for r in try store.unreadRows(in: key) where !owedClearCovers(key, messageId: r.messageId, sentTime: r.sentTime) {
+            count += 1
+            mentioned = mentioned || r.mentionsUser
+        }
+        return (count, mentioned)
     }
 }

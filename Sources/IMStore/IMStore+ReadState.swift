@@ -48,14 +48,44 @@ extension IMStore {
         }
     }
 
-    /// The unread count and mention flag `clearUnread(in:upTo:)` would leave, without writing:
-    /// the received, counted, unread rows after `sentTime` (its recount). The SDK shows this for
-    /// a conversation whose clear a storage fault left owed (`ClientCore.conversation(_:)`).
-    public func unreadAfterClear(in conversation: ConversationKey, upTo sentTime: Int64) throws -> (unreadCount: Int, hasUnreadMentioned: Bool) {
-        // Reading everything leaves none (as the recount).
-        guard sentTime != .max else { return (0, false) }
-        return try read {
-            (try countUnreadRows(in: conversation, from: sentTime + 1), try hasUnreadMention(in: conversation, from: sentTime + 1))
+    /// `clearUnread(in:upTo:)` for the rows the app could have read when it asked: received rows
+    /// with sentTime ≤ `sentTime` and messageId ≤ `throughMessageId` get the READ bit (messageIds
+    /// are AUTOINCREMENT: a row stored later has a larger one). The retry of a clear a storage
+    /// fault left owed: a message stored meanwhile stays unread, as it would had the clear
+    /// committed at once. The count and mention flag are recounted from every unread row.
+    public func clearUnread(in conversation: ConversationKey, upTo sentTime: Int64, throughMessageId bound: Int64) throws -> ClearUnreadResult {
+        try write {
+            let marked = try connection.with("""
+                UPDATE messages INDEXED BY messages_by_conversation_time SET receivedStatus = receivedStatus | 1
+                WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
+                  AND sentTime <= ?3 AND messageId <= ?4 AND (receivedStatus & 1) = 0
+                RETURNING messageId
+                """) { s in
+                try s.bind(conversation, at: 1)
+                try s.bind(sentTime, at: 3)
+                try s.bind(bound, at: 4)
+                return try collectIds(s)
+            }
+            let change = try refreshConversation(conversation, unread: .recount(readUpTo: .min))
+            return ClearUnreadResult(markedReadMessageIds: marked, conversation: change)
+        }
+    }
+
+    /// The received, counted, unread rows of a conversation, oldest first: what the SDK weighs
+    /// against a clear a storage fault left owed (`ClientCore.conversation(_:)`).
+    public func unreadRows(in conversation: ConversationKey) throws -> [UnreadRow] {
+        try read {
+            try connection.with("""
+                SELECT messageId, sentTime, (flags & 6) = 6 FROM messages INDEXED BY messages_by_conversation_time
+                WHERE conversationType = ?1 AND targetId = ?2 AND direction = 2
+                  AND (flags & 2) <> 0 AND (receivedStatus & 1) = 0
+                ORDER BY sentTime, messageId
+                """) { s in
+                try s.bind(conversation, at: 1)
+                var rows: [UnreadRow] = []
+                while try s.step() { rows.append(UnreadRow(messageId: s.int64(0), sentTime: s.int64(1), mentionsUser: s.bool(2))) }
+                return rows
+            }
         }
     }
 
@@ -76,4 +106,11 @@ func collectIds(_ s: Statement) throws -> [Int64] {
     while try s.step() { ids.append(s.int64(0)) }
     ids.sort()
     return ids
+}
+
+/// A received, counted, unread row (`IMStore.unreadRows(in:)`).
+public struct UnreadRow: Sendable, Equatable {
+    public var messageId: Int64
+    public var sentTime: Int64
+    public var mentionsUser: Bool
 }

@@ -172,3 +172,38 @@ extension StoreRetryTimerTests {
         #expect(h.core.sendboxCursor == 9_005)
     }
 }
+
+extension StoreRetryTimerTests {
+    /// The owed clear covers the rows there when the app asked: Y, older than the clear's time
+    /// (a late delivery) but stored while the clear was owed, is one the app never read. Before
+    /// session 38 the overlay showed it read and the retry marked it so; a clear that committed
+    /// at once leaves it unread, and so must the retry.
+    @Test("a message stored while a clear is owed stays unread, also when older than the clear's time")
+    func rowStoredWhileOwedStaysUnread() throws {
+        let (disk, store, harness) = try Self.withUnreadX(seed: 13)
+        var h = harness
+        disk.faults.writeError = true
+        h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
+        disk.faults.writeError = false
+        disk.faults.writeErrorPpm = 100_000
+        h.server(sMsg(down(uid: "Y", at: 450), id: 4))
+        disk.faults.writeErrorPpm = 0
+        // The situation: the retry failed again, Y (sentTime 450 ≤ 500) is stored.
+        #expect(!h.effects.contains { if case .note(.changed(_, _, let what)) = $0 { what.contains("retried after a store failure") } else { false } })
+        let y = try #require(h.effects.callbacks.lazy.compactMap { if case .received(let m, _, _, _) = $0, m.messageUId == "Y" { m.messageId } else { nil } }.first)
+        #expect(try store.conversation(Self.bob)?.unreadCount == 2)
+
+        // Shown: X read, Y unread — in the count and in local history.
+        #expect(try h.core.conversation(Self.bob)?.unreadCount == 1)
+        #expect(try h.core.totalUnreadCount() == 1)
+        h.api(.getHistory(conversation: Self.bob, beforeMessageId: -1, count: 20))
+        let page = try #require(h.effects.callbacks.lazy.compactMap { if case .history(_, let m) = $0 { m } else { nil } }.first)
+        #expect(page.map { ($0.messageUId ?? "", $0.receivedStatus.contains(.read)) }.sorted { $0.0 < $1.0 }.map { "\($0.0):\($0.1)" } == ["X:true", "Y:false"])
+
+        // The retry leaves Y unread.
+        h.fire(.storeRetry)
+        #expect(try store.conversation(Self.bob)?.unreadCount == 1)
+        #expect(try store.message(id: y)?.receivedStatus.contains(.read) == false)
+        #expect(try h.core.totalUnreadCount() == 1)
+    }
+}
