@@ -91,13 +91,24 @@ struct CursorTieTests {
         return h.store
     }
 
-    @Test("a window: the next process asks from cursor − window and stores a lost message one millisecond below the cursor")
-    func repullsBelowTheTie() throws {
+    /// The next process on that store, with a re-pull window of `window` ms, connected.
+    static func restartAfterBumped(window: Int64) throws -> (IMStore, Harness) {
         var config = ClientConfig()
-        config.repullWindow = 1000
-        let store = try Self.storeAfterBumped(config)
+        config.repullWindow = window
+        let store = try storeAfterBumped(config)
         var k = Harness(config: config, store: store)
         k.connect()
+        return (store, k)
+    }
+
+    /// The inbox time the last pull asked from.
+    static func askedInbox(_ k: Harness) throws -> Int64 {
+        try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime
+    }
+
+    @Test("a window: the next process asks from cursor − window and stores a lost message one millisecond below the cursor")
+    func repullsBelowTheTie() throws {
+        var (store, k) = try Self.restartAfterBumped(window: 1000)
         let asked = try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self)
         #expect(asked.syncTime == 4001 && asked.sendBoxSyncTime == 0)
         k.answerPull(page([down(from: "carol", uid: "Y", at: 5000, type: .group, target: "family"), down(uid: "X", at: 5001)], syncTime: 5001))
@@ -105,35 +116,27 @@ struct CursorTieTests {
         #expect(try store.countRows(withUId: "X") == 1 && store.countRows(withUId: "Y") == 1)
         #expect(k.core.isInSync && k.core.inboxCursor == 5001)
         k.server(sNtf(time: 6000, id: 9))
-        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 5001)
+        #expect(try Self.askedInbox(k) == 5001)
     }
 
     @Test("a window of 1 ms does not reach one millisecond below the cursor (why the world's window is wider)")
     func oneMillisecondMissesTheBump() throws {
-        var config = ClientConfig()
-        config.repullWindow = 1
-        let store = try Self.storeAfterBumped(config)
-        var k = Harness(config: config, store: store)
-        k.connect()
-        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 5000)
+        let (_, k) = try Self.restartAfterBumped(window: 1)
+        #expect(try Self.askedInbox(k) == 5000)
     }
 
     @Test("a window longer than a page: the next page starts where the last one ended, below the cursor, until it reaches it")
     func windowOverSeveralPages() throws {
-        var config = ClientConfig()
-        config.repullWindow = 1000
-        let store = try Self.storeAfterBumped(config)
-        var k = Harness(config: config, store: store)
-        k.connect()
-        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 4001)
+        var (store, k) = try Self.restartAfterBumped(window: 1000)
+        #expect(try Self.askedInbox(k) == 4001)
         // Page 1 ends at 4500, below the cursor (5001): the cursor stays, the next page asks from 4500.
         k.answerPull(page([down(from: "carol", uid: "Y1", at: 4500, type: .group, target: "family")], syncTime: 4500, finished: false))
         #expect(k.core.inboxCursor == 5001)
-        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 4500)
+        #expect(try Self.askedInbox(k) == 4500)
         k.answerPull(page([down(from: "carol", uid: "Y2", at: 4800, type: .group, target: "family"), down(uid: "X", at: 5001)], syncTime: 5001))
         #expect(try store.countRows(withUId: "Y1") == 1 && store.countRows(withUId: "Y2") == 1 && store.countRows(withUId: "X") == 1)
         #expect(k.core.isInSync)
         k.server(sNtf(time: 6000, id: 9))
-        #expect(try k.lastQuery(.pullMsg)!.decodeBody(RMTPSyncRequestMsg.self).syncTime == 5001)
+        #expect(try Self.askedInbox(k) == 5001)
     }
 }

@@ -101,24 +101,33 @@ struct StoreRetryTimerTests {
 }
 
 extension StoreRetryTimerTests {
+    /// X (500) unread; the app clears up to 500 on a failing disk (owed; the SDK shows 0 at once);
+    /// then bob's Y at `time` arrives on a disk failing one write in ten — at this seed the retry
+    /// at the top of Y's input fails and Y's insert commits (asserted). Returns Y's messageId.
+    static func owedClearThenY(at time: Int64) throws -> (IMStore, Harness, Int64) {
+        let (disk, store, harness) = try withUnreadX(seed: 13)
+        var h = harness
+        disk.faults.writeError = true
+        h.api(.clearUnread(conversation: bob, upToSentTime: 500))
+        #expect(try h.core.conversation(bob)?.unreadCount == 0)
+        disk.faults.writeError = false
+        disk.faults.writeErrorPpm = 100_000
+        h.server(sMsg(down(uid: "Y", at: time), id: 4))
+        disk.faults.writeErrorPpm = 0
+        #expect(!h.effects.contains { if case .note(.changed(_, _, let what)) = $0 { what.contains("retried after a store failure") } else { false } })
+        let y = try #require(h.effects.callbacks.lazy.compactMap { if case .received(let m, _, _, _) = $0, m.messageUId == "Y" { m.messageId } else { nil } }.first)
+        return (store, h, y)
+    }
+}
+
+extension StoreRetryTimerTests {
     /// The unread answers while a clearUnread is owed show what the app asked (everyday-storage
     /// --swarm seed 6831): the clear covers X (500); Y (600) is stored after it while the clear is
     /// still owed — a disk failing one write in ten, at a seed where the retry at the top of Y's
     /// input fails and Y's insert commits. The store says 2 (X and Y); the app is shown 1.
     @Test("the unread count while a clearUnread is owed: the messages it covers are read, a later one counts")
     func countShowsAnOwedClear() throws {
-        let (disk, store, harness) = try Self.withUnreadX(seed: 13)
-        var h = harness
-        disk.faults.writeError = true
-        h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
-        #expect(try h.core.conversation(Self.bob)?.unreadCount == 0)
-        disk.faults.writeError = false
-        disk.faults.writeErrorPpm = 100_000
-        h.server(sMsg(down(uid: "Y", at: 600), id: 4))
-        disk.faults.writeErrorPpm = 0
-        // The situation: the retry failed again, Y is stored.
-        #expect(!h.effects.contains { if case .note(.changed(_, _, let what)) = $0 { what.contains("retried after a store failure") } else { false } })
-        #expect(h.effects.callbacks.contains { if case .received(let m, _, _, _) = $0 { m.messageUId == "Y" && m.messageId > 0 } else { false } })
+        var (store, h, _) = try Self.owedClearThenY(at: 600)
         #expect(try store.conversation(Self.bob)?.unreadCount == 2)
         #expect(try store.totalUnreadCount() == 2)
 
@@ -180,17 +189,8 @@ extension StoreRetryTimerTests {
     /// at once leaves it unread, and so must the retry.
     @Test("a message stored while a clear is owed stays unread, also when older than the clear's time")
     func rowStoredWhileOwedStaysUnread() throws {
-        let (disk, store, harness) = try Self.withUnreadX(seed: 13)
-        var h = harness
-        disk.faults.writeError = true
-        h.api(.clearUnread(conversation: Self.bob, upToSentTime: 500))
-        disk.faults.writeError = false
-        disk.faults.writeErrorPpm = 100_000
-        h.server(sMsg(down(uid: "Y", at: 450), id: 4))
-        disk.faults.writeErrorPpm = 0
-        // The situation: the retry failed again, Y (sentTime 450 ≤ 500) is stored.
-        #expect(!h.effects.contains { if case .note(.changed(_, _, let what)) = $0 { what.contains("retried after a store failure") } else { false } })
-        let y = try #require(h.effects.callbacks.lazy.compactMap { if case .received(let m, _, _, _) = $0, m.messageUId == "Y" { m.messageId } else { nil } }.first)
+        // Y (sentTime 450 ≤ 500) stored while the clear is owed.
+        var (store, h, y) = try Self.owedClearThenY(at: 450)
         #expect(try store.conversation(Self.bob)?.unreadCount == 2)
 
         // Shown: X read, Y unread — in the count and in local history.
