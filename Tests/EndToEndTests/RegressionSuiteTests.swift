@@ -36,4 +36,11 @@ import Testing
             Issue.record("expected a ledger change for a different seed")
         }
     }
+
+    @Test("the summary names behaviour-neutral entries apart from the unchanged ones")
+    func summaryCountsNeutralApart() {
+        #expect(RegressionSuite.summary([.identical, .identical]) == "2 entries: 2 unchanged, 0 changed, 0 failed")
+        #expect(RegressionSuite.summary([.identical, .behaviourNeutral(old: "a", new: "b"), .ledgerChanged(["x"]), .failed("y")])
+                == "4 entries: 2 unchanged (1 behaviour-neutral: digest moved, --bless to accept), 1 changed, 1 failed")
+    }
 }

@@ -52,7 +52,7 @@ struct RegressCommand: ParsableCommand {
             print("blessed \(results.count) entr\(results.count == 1 ? "y" : "ies") in \(suite.directory)")
             return
         }
-        print("\(entries.count) entries: \(entries.count - changed - failed) unchanged, \(changed) changed, \(failed) failed")
+        print(RegressionSuite.summary(results.map(\.outcome)))
         if failed > 0 { throw ExitCode(2) }
         if changed > 0 { throw ExitCode(1) }
     }

@@ -29,6 +29,23 @@ public struct RegressionSuite: Sendable {
         case failed(String)
     }
 
+    /// `imsim regress`'s last line. A behaviour-neutral entry is counted apart from the identical
+    /// ones: its digest no longer matches the blessed one — a check that needs exact digests (the
+    /// mutants smoke run's unmutated copy) fails on it — until it is blessed again.
+    public static func summary(_ outcomes: [Outcome]) -> String {
+        var changed = 0, failed = 0, neutral = 0
+        for o in outcomes {
+            switch o {
+            case .behaviourNeutral: neutral += 1
+            case .ledgerChanged: changed += 1
+            case .failed: failed += 1
+            case .identical, .newEntry: break
+            }
+        }
+        let note = neutral > 0 ? " (\(neutral) behaviour-neutral: digest moved, --bless to accept)" : ""
+        return "\(outcomes.count) entries: \(outcomes.count - changed - failed) unchanged\(note), \(changed) changed, \(failed) failed"
+    }
+
     public struct Result: Sendable {
         public var entry: Entry
         public var outcome: Outcome
