@@ -166,6 +166,17 @@ extension ClientCore {
         return min(value, owedSentMarks.map(\.serverTime).min()! - 1)
     }
 
+    /// An own send's SENT time is recorded: sendbox := that time — only when in sync, so that
+    /// messages of the user's other devices with an older dataTime that are still unpulled are not
+    /// skipped. Not for a chatroom message (wire-protocol §4: chatroom messages never move the
+    /// inbox/sendbox cursors): a room's dataTime is its own sequence, and one bumped past the
+    /// millisecond moved the cursor past an own message accepted after it in that millisecond,
+    /// whose SENT update a power loss then took back (quickstart-storage --swarm 11394, 12833).
+    mutating func ownSendRecorded(in conversation: ConversationKey, at time: Int64, reason: String) {
+        guard sync.isInSync, conversation.type != .chatroom else { return }
+        moveSendbox(to: time, reason: reason)
+    }
+
     /// Moves the sendbox cursor forward (own sends while in sync).
     mutating func moveSendbox(to target: Int64, reason: String) {
         let value = sendboxBound(target)

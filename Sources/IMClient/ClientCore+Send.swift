@@ -215,13 +215,7 @@ extension ClientCore {
         }
         unsentOwnRows[s.clientUniqueId] = nil
         out.callback(.sendResult(messageId: s.messageId, messageUId: a.messageUId, sentTime: sentTime, error: nil))
-        // Own send: sendbox := PUBACK time — only when in sync, so that messages of the user's
-        // other devices with an older dataTime that are still unpulled are not skipped. Not for a
-        // chatroom message (wire-protocol §4: chatroom messages never move the inbox/sendbox
-        // cursors): a room's dataTime is its own sequence, and one bumped past the millisecond
-        // moved the cursor past an own message accepted after it in that millisecond, whose SENT
-        // update a power loss then took back (quickstart-storage --swarm seeds 11394, 12833).
-        if sync.isInSync, s.conversation.type != .chatroom { moveSendbox(to: a.sentTime, reason: "own send acknowledged") }
+        ownSendRecorded(in: s.conversation, at: a.sentTime, reason: "own send acknowledged")
     }
 
     /// The send failed: the row becomes FAILED (it stays for a resend).

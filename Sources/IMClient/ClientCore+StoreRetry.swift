@@ -67,7 +67,7 @@ extension ClientCore {
                 out.note(.changed(conversation: m.send.conversation, messageIds: [m.send.messageId],
                                   what: "SENT \(m.messageUId) at \(m.sentTime) (retried after a store failure)"))
                 out.callback(.sendResult(messageId: m.send.messageId, messageUId: m.messageUId, sentTime: m.sentTime, error: nil))
-                if sync.isInSync, m.send.conversation.type != .chatroom { moveSendbox(to: m.serverTime, reason: "own send recorded") }
+                ownSendRecorded(in: m.send.conversation, at: m.serverTime, reason: "own send recorded")
             } catch {
                 owedSentMarks.append(m)
             }

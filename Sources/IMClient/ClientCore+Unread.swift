@@ -41,7 +41,7 @@ extension ClientCore {
     }
 
     func hasOwedClear(_ key: ConversationKey) -> Bool {
-        !owedClearUnreads.isEmpty && owedClearUnreads.contains { $0.conversation == key }
+        owedClearUnreads.contains { $0.conversation == key }
     }
 
     /// Whether an owed clear of `key` covers a received row (one the app could read when it asked).
