@@ -285,8 +285,11 @@ final class RecallCopiesOracle: Oracle {
     }
 
     /// A recall notice still owed keeps the world from converging (like no-loss), so the
-    /// liveness phase waits for a dead link to be noticed and the RC:RcCmd pulled.
-    func allTold(_ world: World) -> Bool { firstUntold(world) == nil }
+    /// liveness phase waits for a dead link to be noticed and the RC:RcCmd pulled. Says the first
+    /// recall a device has not been told of (for the liveness report), or nil.
+    func untold(_ world: World) -> String? {
+        firstUntold(world).map { "recall waits for the notice of \($0.0) on \(world.deviceId($0.1)) (messageId \($0.2))" }
+    }
 
     private func firstUntold(_ world: World) -> (String, Int, Int64)? {
         for uid in recalls {

@@ -20,6 +20,7 @@ final class LivenessOracle: Oracle {
             if offline.count > 5 { detail += " and \(offline.count - 5) more" }
         }
         if world.bytesInFlight > 0 { detail += "; \(world.bytesInFlight) bytes still in flight" }
+        for wait in world.convergenceWaits { detail += "; " + wait }
         suite.report(name, device: offline.first, detail)
     }
 }

@@ -129,14 +129,18 @@ final class NoLossOracle: Oracle {
     }
 
     /// Nothing is owed to a device that is expected online (the liveness phase waits for this).
-    func allDelivered(_ world: World) -> Bool {
-        if !chatroomProbation.isEmpty { return false }
+    /// The first message still owed to a device expected online, said for the liveness report;
+    /// nil when nothing is.
+    func undelivered(_ world: World) -> String? {
+        if let p = chatroomProbation.first {
+            return "no-loss waits for chatroom message \(p.1) on \(world.deviceId(p.2)) (grace until \(p.0))"
+        }
         for uid in pendingOrder {
-            if let list = pending[uid], list.contains(where: { world.expectedOnline($0) && world.hasConnected(device: $0) }) {
-                return false
+            if let list = pending[uid], let d = list.first(where: { world.expectedOnline($0) && world.hasConnected(device: $0) }) {
+                return "no-loss waits for \(uid) on \(world.deviceId(d))"
             }
         }
-        return true
+        return nil
     }
 
     private func ensure(_ d: Int) {

@@ -243,13 +243,13 @@ public final class OracleSuite: WorldObserver {
         }
         world.addObserver(self)
         if let noLoss = running.first(where: { $0 is NoLossOracle }) as? NoLossOracle {
-            world.convergenceChecks.append { noLoss.allDelivered($0) }
+            world.convergenceChecks.append { noLoss.undelivered($0) }
         }
         if let recall = running.first(where: { $0 is RecallCopiesOracle }) as? RecallCopiesOracle {
-            world.convergenceChecks.append { recall.allTold($0) }
+            world.convergenceChecks.append { recall.untold($0) }
         }
         if let storage = running.first(where: { $0 is StorageOracle }) as? StorageOracle {
-            world.convergenceChecks.append { storage.allRecovered($0) }
+            world.convergenceChecks.append { storage.unrecovered($0) }
         }
     }
 

@@ -44,11 +44,13 @@ final class StorageOracle: Oracle {
     private func watched(_ world: World, _ d: Int) -> Bool { world.devices[d].disk != nil }
 
     /// Nothing owed to a device expected online (the liveness phase waits for this).
-    func allRecovered(_ world: World) -> Bool {
+    /// The first device still owed messages a power loss took back, said for the liveness report.
+    func unrecovered(_ world: World) -> String? {
         for d in owed.indices where !owed[d].isEmpty && world.expectedOnline(d) && world.hasConnected(device: d) {
-            return false
+            let first = owed[d].keys.min()!
+            return "storage waits for \(owed[d].count) message(s) a power loss took back on \(world.deviceId(d)), first \(first)"
         }
-        return true
+        return nil
     }
 
     func world(_ world: World, device d: Int, applied effects: AppliedClientEffects) {

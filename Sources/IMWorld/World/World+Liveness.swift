@@ -37,8 +37,11 @@ extension World {
     public var isConverged: Bool {
         for d in devices.indices where expectedOnline(d) && devices[d].status != .connected { return false }
         if network.bytesInFlight > 0 { return false }
-        return convergenceChecks.allSatisfy { $0(self) }
+        return convergenceChecks.allSatisfy { $0(self) == nil }
     }
+
+    /// What the oracles' convergence conditions still wait for (empty once they are met).
+    public var convergenceWaits: [String] { convergenceChecks.compactMap { $0(self) } }
 
     func convergenceCheck() {
         guard phase == .liveness else { return }

@@ -59,8 +59,9 @@ public final class World {
     /// until observers have heard of the effects (`publishApplied`).
     @exclusivity(unchecked) var applying = 0
     @exclusivity(unchecked) var deferredNotes: [WorldNote] = []
-    /// Extra convergence conditions (the oracles' "everything delivered"), checked in liveness.
-    public var convergenceChecks: [(World) -> Bool] = []
+    /// Extra convergence conditions (the oracles' "everything delivered"), checked in liveness:
+    /// each says what it still waits for, or nil once satisfied.
+    public var convergenceChecks: [(World) -> String?] = []
     public internal(set) var convergedAt: SimTime?
 
     /// Builds the world. Throws for scenario problems only found when building (population).

@@ -33,6 +33,19 @@ import Testing
         #expect(v.path.isEmpty && v.messageUId == nil)
     }
 
+    /// A run held back by an oracle's convergence condition says which and what it waits for,
+    /// not only that the world did not converge.
+    @Test func theReportSaysWhatConvergenceWaitsFor() throws {
+        let (run, _) = try runOracles(slow(false), enabled: ["liveness"]) { run in
+            run.world.convergenceChecks.append { _ in "test waits for the moon" }
+        }
+        let v = try onlyViolation(run)
+        #expect(run.world.convergedAt == nil)
+        #expect(v.detail.contains("not converged 20s after the heal; test waits for the moon"), "\(v.detail)")
+        #expect(!v.detail.contains("not connected"), "\(v.detail)")
+        #expect(run.world.convergenceWaits.contains("test waits for the moon"))
+    }
+
     @Test func convergedRunIsClean() throws {
         let (run, _) = try runOracles(slow(false))
         expectClean(run)
