@@ -230,3 +230,50 @@ private final class SendboxTap: WorldObserver {
         }
     }
 }
+
+/// One device's `received` callbacks (uid, time) and its torn power losses.
+private final class ReceivedTap: WorldObserver {
+    let device: String
+    var received: [(uid: String, at: SimTime)] = []
+    var tornLosses: [SimTime] = []
+    init(device: String) { self.device = device }
+
+    func world(_ world: World, device d: Int, applied: AppliedClientEffects) {
+        guard world.deviceId(d) == device else { return }
+        for case .callback(.received(let m, _, _, _)) in applied.effects {
+            if let uid = m.messageUId { received.append((uid, world.now)) }
+        }
+    }
+
+    func world(_ world: World, note: WorldNote) {
+        if case .fault(.powerLossTorn, let d?, true, _) = note, world.deviceId(d) == device { tornLosses.append(world.now) }
+    }
+}
+
+extension StorageSweepRegressionTests {
+    /// quickstart-storage seed 23861: a torn power loss at 364 s ended carol's log at a torn
+    /// frame (3) but left the later frames of the same generation; her next start committed the
+    /// same start-up cleanup as the start before it on the same database — byte-identical frames
+    /// 2–7 under the same salt — so the recovery after the next power loss (405 s) read on into
+    /// the old frames, and messages the 364 s loss had taken back (BK00-0000-0000-001X and two
+    /// more) were in her store again without any sync bringing them. The storage oracle's
+    /// convergence condition waited for a sync that could not come (the cursor came back with
+    /// them) and liveness failed; it now accepts a message back in exactly one row, the criterion
+    /// of its final check.
+    @Test("messages SQLite brings back after a later recovery count as recovered (quickstart-storage seed 23861)")
+    func messagesBroughtBackByRecoveryAreRecovered() throws {
+        let tap = ReceivedTap(device: "carol-phone")
+        let run = try Self.swarmRun("quickstart-storage", seed: 23861, observer: tap)
+        let uid = "BK00-0000-0000-001X"
+        #expect(tap.tornLosses.contains { $0 > SimTime.zero + .seconds(364) && $0 < SimTime.zero + .seconds(365) },
+                "the seed no longer has the 364 s torn power loss: \(tap.tornLosses)")
+        // Told at 343 s, taken back at 364 s, never told again: it came back through the log.
+        let told = tap.received.filter { $0.uid == uid }.map(\.at)
+        #expect(told.contains { $0 > SimTime.zero + .seconds(343) && $0 < SimTime.zero + .seconds(344) }, "\(told)")
+        #expect(!told.contains { $0 > SimTime.zero + .seconds(364) }, "the seed now re-delivers \(uid): \(told)")
+        let carol = try #require(run.world.deviceIndex("carol-phone"))
+        #expect(try run.world.store(ofDevice: carol).countRows(withUId: uid) == 1)
+        #expect(run.world.convergedAt != nil)
+        #expect(run.violations.isEmpty, "\(run.violations.map { "\($0.oracle): \($0.detail)" })")
+    }
+}
