@@ -62,17 +62,28 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 
 /// A 4-ary min-heap of keys over manually managed memory: no copy-on-write check per write.
 /// Owned by exactly one (noncopyable) `EventQueue`, whose `deinit` frees `p`; never copied.
+///
+/// A handful of keys (a poured wheel bucket) is kept sorted instead, descending, so the minimum
+/// is the last key and removing it is a decrement: cheaper than heapify plus sift-downs at that
+/// size. An insert into a full sorted run turns it back into a heap (ascending is heap order).
 @usableFromInline struct KeyHeap {
     @usableFromInline var p: UnsafeMutablePointer<UInt128>
     @usableFromInline var count = 0
     @usableFromInline var capacity: Int
+    /// `p[0..<count]` is sorted descending (then `count <= sortedLimit`), else a 4-ary heap.
+    @usableFromInline var sorted = false
+
+    /// Largest sorted run: insertion sort's quadratic cost stays below the heap's at this size.
+    @inlinable static var sortedLimit: Int { 16 }
 
     @inlinable init() {
         capacity = 16
         p = .allocate(capacity: 16)
     }
 
-    @inlinable var min: UInt128? { count > 0 ? p[0] : nil }
+    @inlinable var min: UInt128? { count > 0 ? top : nil }
+    /// The minimum; the heap must not be empty.
+    @inlinable @inline(__always) var top: UInt128 { p[sorted ? count &- 1 : 0] }
 
     @usableFromInline mutating func grow() {
         let n = UnsafeMutablePointer<UInt128>.allocate(capacity: capacity * 2)
@@ -84,9 +95,26 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 
     @inlinable mutating func insert(_ key: UInt128) {
         if count == capacity { grow() }
+        if sorted {
+            if count < Self.sortedLimit {
+                var i = count
+                while i > 0 && p[i &- 1] < key { p[i] = p[i &- 1]; i &-= 1 }
+                p[i] = key
+                count &+= 1
+                return
+            }
+            toHeap()
+        }
         let i = count
         count &+= 1
         QuaternaryHeapOps.siftUp(p, at: i, key: key)
+    }
+
+    /// Reverses the sorted run: ascending order is a valid heap.
+    @usableFromInline mutating func toHeap() {
+        var i = 0, j = count &- 1
+        while i < j { let t = p[i]; p[i] = p[j]; p[j] = t; i &+= 1; j &-= 1 }
+        sorted = false
     }
 
     /// Appends without ordering; call `heapify()` before the next heap operation.
@@ -96,14 +124,29 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
         count &+= 1
     }
 
-    /// Restores the heap order in O(n) (Floyd).
-    @inlinable mutating func heapify() { QuaternaryHeapOps.heapify(p, count: count) }
+    /// Restores the order: a short run is insertion-sorted, a longer one heapified (Floyd, O(n)).
+    @inlinable mutating func heapify() {
+        if count <= Self.sortedLimit {
+            var i = 1
+            while i < count {
+                let k = p[i]
+                var j = i
+                while j > 0 && p[j &- 1] < k { p[j] = p[j &- 1]; j &-= 1 }
+                p[j] = k
+                i &+= 1
+            }
+            sorted = true
+        } else {
+            sorted = false
+            QuaternaryHeapOps.heapify(p, count: count)
+        }
+    }
 
     /// Removes the minimum; the heap must not be empty.
-    @inlinable mutating func removeMin() {
+    @inlinable @inline(__always) mutating func removeMin() {
         assert(count > 0)
         count &-= 1
-        if count > 0 { QuaternaryHeapOps.siftDown(p, count: count, from: 0, item: p[count]) }
+        if !sorted && count > 0 { QuaternaryHeapOps.siftDown(p, count: count, from: 0, item: p[count]) }
     }
 
 }
@@ -199,19 +242,19 @@ public struct EventQueue<Payload>: ~Copyable {
     @inlinable public var heapCount: Int { heap.count + far.count + wheelCount }
     @inlinable public var isEmpty: Bool { liveCount == 0 }
 
-    @inlinable func isLive(_ key: UInt128) -> Bool {
+    @inlinable @inline(__always) func isLive(_ key: UInt128) -> Bool {
         slots[QueueKey.slot(key)].sequence == QueueKey.sequence(key)
     }
 
     @inlinable func bucket(_ key: UInt128) -> UInt64 { UInt64(truncatingIfNeeded: key >> 64) >> shift }
 
-    @inlinable mutating func release(_ slot: Int) {
+    @inlinable @inline(__always) mutating func release(_ slot: Int) {
         assert(freeCount < slotCount && slots[slot].sequence == 0)
         free[freeCount] = UInt32(truncatingIfNeeded: slot)
         freeCount &+= 1
     }
 
-    @inlinable mutating func place(_ key: UInt128) {
+    @inlinable @inline(__always) mutating func place(_ key: UInt128) {
         guard useWheel else { heap.insert(key); return }
         let b = bucket(key)
         if b < cur {
@@ -230,10 +273,16 @@ public struct EventQueue<Payload>: ~Copyable {
     }
 
     /// Makes the heap's top the earliest live key; false when nothing live is left.
-    @inlinable mutating func settle() -> Bool {
+    @inlinable @inline(__always) mutating func settle() -> Bool {
+        // Most of the time the top is live: that test inline, the discarding loop out of line.
+        if heap.count > 0 && isLive(heap.top) { return true }
+        return settleSlow()
+    }
+
+    @inlinable mutating func settleSlow() -> Bool {
         while true {
             while heap.count > 0 {
-                let top = heap.p[0]
+                let top = heap.top
                 if isLive(top) { return true }
                 heap.removeMin()
                 release(QueueKey.slot(top))
@@ -308,7 +357,7 @@ public struct EventQueue<Payload>: ~Copyable {
         slotCapacity = cap
     }
 
-    @inlinable public mutating func insert(_ payload: Payload, to target: NodeID, at time: Int64) -> EventID {
+    @inlinable @inline(__always) public mutating func insert(_ payload: Payload, to target: NodeID, at time: Int64) -> EventID {
         let seq = nextSequence
         nextSequence &+= 1
         precondition(seq < (1 << (64 - QueueKey.slotBits)), "event sequence space exhausted")
@@ -334,7 +383,7 @@ public struct EventQueue<Payload>: ~Copyable {
 
     /// Cancels a pending event. Returns false (and does nothing) for an event that already fired,
     /// was already cancelled, or never existed.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public mutating func cancel(_ id: EventID) -> Bool {
         let i = Int(id.slot)
         guard i < slotCount, id.sequence != 0, slots[i].sequence == id.sequence else { return false }
@@ -425,7 +474,7 @@ public struct EventQueue<Payload>: ~Copyable {
 
     /// Time of the earliest live event, discarding cancelled keys on the way.
     @inlinable public mutating func peekTime() -> Int64? {
-        settle() ? QueueKey.time(heap.p[0]) : nil
+        settle() ? QueueKey.time(heap.top) : nil
     }
 
     /// Removes and returns the earliest live event.
@@ -434,11 +483,11 @@ public struct EventQueue<Payload>: ~Copyable {
     }
 
     /// Time of the earliest live event after `settle()` returned true.
-    @inlinable var settledTime: Int64 { QueueKey.time(heap.p[0]) }
+    @inlinable var settledTime: Int64 { QueueKey.time(heap.top) }
 
     /// Removes the earliest live event after `settle()` returned true.
-    @inlinable mutating func popSettled() -> (time: Int64, sequence: UInt64, target: NodeID, payload: Payload) {
-        let top = heap.p[0]
+    @inlinable @inline(__always) mutating func popSettled() -> (time: Int64, sequence: UInt64, target: NodeID, payload: Payload) {
+        let top = heap.top
         heap.removeMin()
         let slot = QueueKey.slot(top)
         assert(slots[slot].sequence == QueueKey.sequence(top))

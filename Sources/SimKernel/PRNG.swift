@@ -85,7 +85,7 @@ public struct RandomStream: RandomNumberGenerator, Sendable {
     @inlinable public mutating func next() -> UInt64 { generator.next() }
 
     /// Uniform in `0..<bound` without modulo bias (Lemire's multiply-and-reject).
-    @inlinable public mutating func below(_ bound: UInt64) -> UInt64 {
+    @inlinable @inline(__always) public mutating func below(_ bound: UInt64) -> UInt64 {
         precondition(bound > 0, "empty range")
         var m = next().multipliedFullWidth(by: bound)
         if m.low < bound {

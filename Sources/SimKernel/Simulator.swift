@@ -144,7 +144,7 @@ public final class Simulator<Payload: SimPayload & Sendable> {
     }
 
     /// Dispatches the queue's front after `settle()` said there is one.
-    @inlinable func dispatchSettled() -> SimEvent<Payload> {
+    @inlinable @inline(__always) func dispatchSettled() -> SimEvent<Payload> {
         let e = queue.popSettled()
         _now = SimTime(nanoseconds: e.time)
         let index = counters.eventsDispatched
