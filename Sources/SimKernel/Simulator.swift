@@ -128,6 +128,24 @@ public final class Simulator<Payload: SimPayload & Sendable> {
         return false
     }
 
+    /// Re-arms a timer: `cancel(timer)` (when not nil) then `schedule(payload, to: target, after:
+    /// delay)`, with the same events, order and counters, but a pending timer's slot is reused
+    /// in place instead of freed and taken again. Returns the new event's id.
+    @inlinable @discardableResult
+    public func rearm(_ timer: EventID?, _ payload: Payload, to target: NodeID, after delay: SimDuration) -> EventID {
+        let (at, overflow) = now.nanoseconds.addingReportingOverflow(Swift.max(0, delay.nanoseconds))
+        let time = overflow ? Int64.max : at
+        if let t = timer {
+            if let id = queue.replace(t, with: payload, to: target, at: time) {
+                counters.timersCancelled &+= 1
+                counters.eventsScheduled &+= 1
+                return id
+            }
+            counters.cancelsIgnored &+= 1
+        }
+        return schedule(payload, to: target, at: SimTime(nanoseconds: time))
+    }
+
     @inlinable public func isPending(_ id: EventID) -> Bool { queue.isPending(id) }
 
     /// Time of the next live event, if any.
