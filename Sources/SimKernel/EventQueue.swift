@@ -64,6 +64,7 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 /// A handful of keys (a poured wheel bucket) is kept sorted instead, descending, so the minimum
 /// is the last key and removing it is a decrement: cheaper than heapify plus sift-downs at that
 /// size. An insert into a full sorted run turns it back into a heap (ascending is heap order).
+/// The capacity never drops below `sortedLimit`.
 @usableFromInline struct KeyHeap {
     @usableFromInline var p: UnsafeMutablePointer<UInt128>
     @usableFromInline var count = 0
@@ -106,6 +107,35 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
         let i = count
         count &+= 1
         QuaternaryHeapOps.siftUp(p, at: i, key: key)
+    }
+
+    /// Replaces the keys (the heap is empty) with `n` unordered keys from `src`. A short run is
+    /// placed directly in descending order by rank (the number of larger keys), with no branch
+    /// on a comparison: insertion sort mispredicts about once a key on a poured bucket.
+    @inlinable mutating func fill(from src: UnsafeMutablePointer<UInt128>, count n: Int) {
+        assert(count == 0 && capacity >= Self.sortedLimit && Self.sortedLimit <= 16)
+        guard n <= Self.sortedLimit else {
+            for k in 0..<n { appendUnordered(src[k]) }
+            heapify()
+            return
+        }
+        var ranks: (UInt64, UInt64) = (0, 0)   // 16 one-byte ranks
+        withUnsafeMutableBytes(of: &ranks) { r in
+            for a in 0..<n {
+                let key = src[a]
+                var ra = r[a]
+                var b = a &+ 1
+                while b < n {
+                    let larger = unsafeBitCast(src[b] > key, to: UInt8.self)
+                    ra &+= larger
+                    r[b] &+= 1 &- larger
+                    b &+= 1
+                }
+                p[Int(ra)] = key
+            }
+        }
+        count = n
+        sorted = true
     }
 
     /// Reverses the sorted run: ascending order is a valid heap.
@@ -206,8 +236,7 @@ public struct EventQueue<Payload>: ~Copyable {
     @usableFromInline let bucketMask: UInt64
     /// Bucket number of the wheel's first bucket; the heap holds every key of an earlier bucket.
     @usableFromInline var cur: UInt64 = 0
-    /// Each bucket's keys. A poured bucket trades its buffer with the (empty) heap's, so keys
-    /// are not copied and buffers are reused.
+    /// Each bucket's keys; a poured bucket's buffer is kept for its next keys.
     @usableFromInline var buckets: UnsafeMutablePointer<KeyRun>
     /// Bit i of word w set = bucket 64w + i holds keys; bit w of `summary` = word w is not 0.
     @usableFromInline var occupied: UnsafeMutablePointer<UInt64>
@@ -330,22 +359,19 @@ public struct EventQueue<Payload>: ~Copyable {
         cur = nb &+ 1
         occupied[i &>> 6] &= ~(1 &<< UInt64(i & 63))
         if occupied[i &>> 6] == 0 { summary &= ~(1 &<< UInt64(i &>> 6)) }
-        // The bucket's buffer becomes the heap's, keeping only live keys; the heap's goes back.
+        // Live keys only (counted without a branch: live and cancelled keys are interleaved at
+        // random); the bucket keeps its buffer for the keys to come.
         let run = buckets[i]
         let n = Int(run.count)
-        var j = 0
+        var live = 0
         for k in 0..<n {
             let key = run.p[k]
-            run.p[j] = key
-            j &+= isLive(key) ? 1 : 0
+            run.p[live] = key
+            live &+= Int(unsafeBitCast(isLive(key), to: UInt8.self))
         }
         wheelCount &-= n
-        assert(heap.count == 0)
-        buckets[i] = KeyRun(p: heap.p, count: 0, capacity: Int32(truncatingIfNeeded: heap.capacity))
-        heap.p = run.p
-        heap.capacity = Int(run.capacity)
-        heap.count = j
-        heap.heapify()
+        buckets[i].count = 0
+        heap.fill(from: run.p, count: live)
         migrateFar()
         return true
     }

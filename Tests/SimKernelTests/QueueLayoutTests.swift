@@ -145,8 +145,8 @@ final class QueueBox {
     }
 
     /// `KeyHeap` keeps a short run sorted (minimum last) and a long one as a 4-ary heap; runs of
-    /// every size around the limit, then inserts that overflow the sorted run into a heap, must
-    /// pop in ascending order.
+    /// every size around the limit, filled (ranked) or heapified, then inserts that overflow the
+    /// sorted run into a heap, must pop in ascending order.
     @Test func keyHeapSortedRunAndHeapPopInOrder() {
         var rng = RandomStream(seed: 39)
         for n in 0...(KeyHeap.sortedLimit + 3) {
@@ -154,11 +154,15 @@ final class QueueBox {
                 var h = KeyHeap()
                 defer { h.p.deallocate() }
                 var model: [UInt128] = []
-                for _ in 0..<n {
-                    let k = UInt128(rng.below(50)) << 64 | UInt128(rng.next())
-                    h.appendUnordered(k); model.append(k)
+                for _ in 0..<n { model.append(UInt128(rng.below(50)) << 64 | UInt128(rng.next())) }
+                // Half the time through `fill` (a poured bucket), else appended and heapified.
+                let viaFill = rng.below(2) == 0
+                if viaFill {
+                    model.withUnsafeMutableBufferPointer { h.fill(from: $0.baseAddress!, count: n) }
+                } else {
+                    for k in model { h.appendUnordered(k) }
+                    h.heapify()
                 }
-                h.heapify()
                 #expect(h.sorted == (n <= KeyHeap.sortedLimit))
                 for _ in 0..<extra {
                     let k = UInt128(rng.below(50)) << 64 | UInt128(rng.next())
