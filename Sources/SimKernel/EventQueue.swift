@@ -236,8 +236,11 @@ public struct EventQueue<Payload>: ~Copyable {
     @usableFromInline let bucketMask: UInt64
     /// Bucket number of the wheel's first bucket; the heap holds every key of an earlier bucket.
     @usableFromInline var cur: UInt64 = 0
-    /// Each bucket's keys; a poured bucket's buffer is kept for its next keys.
+    /// Each bucket's keys; a poured bucket's buffer is kept for its next keys. A bucket that has
+    /// never held a key has no buffer (capacity 0, `p` = `noKeys`): a wide wheel costs no
+    /// allocation per bucket up front.
     @usableFromInline var buckets: UnsafeMutablePointer<KeyRun>
+    @usableFromInline let noKeys: UnsafeMutablePointer<UInt128>
     /// Bit i of word w set = bucket 64w + i holds keys; bit w of `summary` = word w is not 0.
     @usableFromInline var occupied: UnsafeMutablePointer<UInt64>
     @usableFromInline var summary: UInt64 = 0
@@ -255,7 +258,8 @@ public struct EventQueue<Payload>: ~Copyable {
         bucketCount = UInt64(Swift.max(n, 64))
         bucketMask = bucketCount - 1
         buckets = .allocate(capacity: n)
-        for i in 0..<n { (buckets + i).initialize(to: KeyRun(p: .allocate(capacity: 4), count: 0, capacity: 4)) }
+        noKeys = .allocate(capacity: 1)
+        buckets.initialize(repeating: KeyRun(p: noKeys, count: 0, capacity: 0), count: n)
         occupied = .allocate(capacity: Int(bucketCount) / 64)
         occupied.initialize(repeating: 0, count: Int(bucketCount) / 64)
         slotCapacity = 64
@@ -267,7 +271,8 @@ public struct EventQueue<Payload>: ~Copyable {
         slots.deinitialize(count: slotCount)
         slots.deallocate()
         free.deallocate()
-        for i in 0..<(useWheel ? Int(bucketCount) : 0) { buckets[i].p.deallocate() }
+        for i in 0..<(useWheel ? Int(bucketCount) : 0) where buckets[i].capacity > 0 { buckets[i].p.deallocate() }
+        noKeys.deallocate()
         buckets.deallocate()
         occupied.deallocate()
         heap.p.deallocate()
@@ -309,10 +314,11 @@ public struct EventQueue<Payload>: ~Copyable {
     }
 
     @usableFromInline mutating func growBucket(_ i: Int) {
-        let cap = Int(buckets[i].capacity) * 2
+        let old = Int(buckets[i].capacity)
+        let cap = Swift.max(8, old * 2)
         let n = UnsafeMutablePointer<UInt128>.allocate(capacity: cap)
         n.moveInitialize(from: buckets[i].p, count: Int(buckets[i].count))
-        buckets[i].p.deallocate()
+        if old > 0 { buckets[i].p.deallocate() }
         buckets[i].p = n
         buckets[i].capacity = Int32(cap)
     }
