@@ -101,7 +101,7 @@ public final class Simulator<Payload: SimPayload & Sendable> {
 
     @inlinable public var pendingCount: Int { queue.liveCount }
 
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public func schedule(_ payload: Payload, to target: NodeID, at time: SimTime) -> EventID {
         precondition(time >= now, "cannot schedule in the past (\(time) < \(now))")
         let id = queue.insert(payload, to: target, at: time.nanoseconds)
@@ -131,7 +131,7 @@ public final class Simulator<Payload: SimPayload & Sendable> {
     /// Re-arms a timer: `cancel(timer)` (when not nil) then `schedule(payload, to: target, after:
     /// delay)`, with the same events, order and counters, but a pending timer's slot is reused
     /// in place instead of freed and taken again. Returns the new event's id.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public func rearm(_ timer: EventID?, _ payload: Payload, to target: NodeID, after delay: SimDuration) -> EventID {
         let (at, overflow) = now.nanoseconds.addingReportingOverflow(Swift.max(0, delay.nanoseconds))
         let time = overflow ? Int64.max : at
