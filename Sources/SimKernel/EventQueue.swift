@@ -44,8 +44,6 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
     public var description: String { bucketShift.map { "wheel(2^\($0) ns × \(bucketCount))" } ?? "heap" }
 }
 
-@usableFromInline let noSlot = UInt32.max
-
 /// (time, sequence, slot) packed into one 128-bit integer so a comparison is two instructions:
 /// high 64 bits = time with the sign bit flipped (orders like Int64), low 64 bits =
 /// sequence << slotBits | slot (orders by sequence, which is unique).
@@ -62,17 +60,29 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 
 /// A 4-ary min-heap of keys over manually managed memory: no copy-on-write check per write.
 /// Owned by exactly one (noncopyable) `EventQueue`, whose `deinit` frees `p`; never copied.
+///
+/// A handful of keys (a poured wheel bucket) is kept sorted instead, descending, so the minimum
+/// is the last key and removing it is a decrement: cheaper than heapify plus sift-downs at that
+/// size. An insert into a full sorted run turns it back into a heap (ascending is heap order).
+/// The capacity never drops below `sortedLimit`.
 @usableFromInline struct KeyHeap {
     @usableFromInline var p: UnsafeMutablePointer<UInt128>
     @usableFromInline var count = 0
     @usableFromInline var capacity: Int
+    /// `p[0..<count]` is sorted descending (then `count <= sortedLimit`), else a 4-ary heap.
+    @usableFromInline var sorted = false
+
+    /// Largest sorted run: insertion sort's quadratic cost stays below the heap's at this size.
+    @inlinable static var sortedLimit: Int { 16 }
 
     @inlinable init() {
         capacity = 16
         p = .allocate(capacity: 16)
     }
 
-    @inlinable var min: UInt128? { count > 0 ? p[0] : nil }
+    @inlinable var min: UInt128? { count > 0 ? top : nil }
+    /// The minimum; the heap must not be empty.
+    @inlinable @inline(__always) var top: UInt128 { p[sorted ? count &- 1 : 0] }
 
     @usableFromInline mutating func grow() {
         let n = UnsafeMutablePointer<UInt128>.allocate(capacity: capacity * 2)
@@ -84,9 +94,55 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 
     @inlinable mutating func insert(_ key: UInt128) {
         if count == capacity { grow() }
+        if sorted {
+            if count < Self.sortedLimit {
+                var i = count
+                while i > 0 && p[i &- 1] < key { p[i] = p[i &- 1]; i &-= 1 }
+                p[i] = key
+                count &+= 1
+                return
+            }
+            toHeap()
+        }
         let i = count
         count &+= 1
         QuaternaryHeapOps.siftUp(p, at: i, key: key)
+    }
+
+    /// Replaces the keys (the heap is empty) with `n` unordered keys from `src`. A short run is
+    /// placed directly in descending order by rank (the number of larger keys), with no branch
+    /// on a comparison: insertion sort mispredicts about once a key on a poured bucket.
+    @inlinable mutating func fill(from src: UnsafeMutablePointer<UInt128>, count n: Int) {
+        assert(count == 0 && capacity >= Self.sortedLimit && Self.sortedLimit <= 16)
+        guard n <= Self.sortedLimit else {
+            for k in 0..<n { appendUnordered(src[k]) }
+            heapify()
+            return
+        }
+        var ranks: (UInt64, UInt64) = (0, 0)   // 16 one-byte ranks
+        withUnsafeMutableBytes(of: &ranks) { r in
+            for a in 0..<n {
+                let key = src[a]
+                var ra = r[a]
+                var b = a &+ 1
+                while b < n {
+                    let larger = unsafeBitCast(src[b] > key, to: UInt8.self)
+                    ra &+= larger
+                    r[b] &+= 1 &- larger
+                    b &+= 1
+                }
+                p[Int(ra)] = key
+            }
+        }
+        count = n
+        sorted = true
+    }
+
+    /// Reverses the sorted run: ascending order is a valid heap.
+    @usableFromInline mutating func toHeap() {
+        var i = 0, j = count &- 1
+        while i < j { let t = p[i]; p[i] = p[j]; p[j] = t; i &+= 1; j &-= 1 }
+        sorted = false
     }
 
     /// Appends without ordering; call `heapify()` before the next heap operation.
@@ -96,21 +152,47 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
         count &+= 1
     }
 
-    /// Restores the heap order in O(n) (Floyd).
-    @inlinable mutating func heapify() { QuaternaryHeapOps.heapify(p, count: count) }
+    /// Restores the order: a short run is insertion-sorted, a longer one heapified (Floyd, O(n)).
+    @inlinable mutating func heapify() {
+        if count <= Self.sortedLimit {
+            var i = 1
+            while i < count {
+                let k = p[i]
+                var j = i
+                while j > 0 && p[j &- 1] < k { p[j] = p[j &- 1]; j &-= 1 }
+                p[j] = k
+                i &+= 1
+            }
+            sorted = true
+        } else {
+            sorted = false
+            QuaternaryHeapOps.heapify(p, count: count)
+        }
+    }
 
     /// Removes the minimum; the heap must not be empty.
-    @inlinable mutating func removeMin() {
+    @inlinable @inline(__always) mutating func removeMin() {
         assert(count > 0)
         count &-= 1
-        if count > 0 { QuaternaryHeapOps.siftDown(p, count: count, from: 0, item: p[count]) }
+        if !sorted && count > 0 { QuaternaryHeapOps.siftDown(p, count: count, from: 0, item: p[count]) }
     }
 
 }
 
+/// The keys of one wheel bucket, unsorted (cancelled ones included until the bucket is poured).
+@usableFromInline struct KeyRun {
+    @usableFromInline var p: UnsafeMutablePointer<UInt128>
+    @usableFromInline var count: Int32
+    @usableFromInline var capacity: Int32
+    @inlinable init(p: UnsafeMutablePointer<UInt128>, count: Int32, capacity: Int32) {
+        self.p = p; self.count = count; self.capacity = capacity
+    }
+}
+
 /// The pending-event set: compact 16-byte keys ordered by (time, insertion sequence) plus a slab
-/// holding payloads. Cancellation is O(1) and lazy: the slot is marked and its key is discarded
-/// when it reaches the front. No allocation per event in steady state.
+/// holding payloads. Cancellation is O(1): the slot is freed at once (the next insert reuses it,
+/// still in cache) and its key, which no longer matches the slot's sequence, is discarded
+/// wherever it is met. No allocation per event in steady state.
 ///
 /// With `QueueLayout.heap` every key is in one min-heap. With a wheel (`QueueLayout.wheel`) the
 /// keys live in three places, by their bucket number b = time >> shift against `cur`:
@@ -123,19 +205,17 @@ public struct QueueLayout: Sendable, Equatable, CustomStringConvertible {
 /// them (and the payloads still pending).
 public struct EventQueue<Payload>: ~Copyable {
     @usableFromInline struct Slot {
-        @usableFromInline var sequence: UInt64          // 0 = free or cancelled
-        @usableFromInline var time: Int64
+        @usableFromInline var sequence: UInt64          // 0 = free
         @usableFromInline var target: NodeID
-        /// The next slot in the same wheel bucket (`noSlot` ends the list).
-        @usableFromInline var next: UInt32
         @usableFromInline var payload: Payload?
-        @inlinable init(sequence: UInt64, time: Int64, target: NodeID, payload: Payload?) {
-            self.sequence = sequence; self.time = time; self.target = target; self.next = noSlot; self.payload = payload
+        @inlinable init(sequence: UInt64, target: NodeID, payload: Payload?) {
+            self.sequence = sequence; self.target = target; self.payload = payload
         }
     }
 
-    /// Slots `0..<slotCount` are initialised; each is either on the free list or named by exactly
-    /// one key (in `heap`, `far` or a bucket's list), live or cancelled.
+    /// Slots `0..<slotCount` are initialised; each is either on the free list (sequence 0) or
+    /// live and named by exactly one live key (in `heap`, `far` or a bucket). Keys of cancelled
+    /// events stay where they are until met; their slot's sequence no longer matches.
     @usableFromInline var slots: UnsafeMutablePointer<Slot>
     @usableFromInline var slotCount = 0
     @usableFromInline var slotCapacity: Int
@@ -156,10 +236,11 @@ public struct EventQueue<Payload>: ~Copyable {
     @usableFromInline let bucketMask: UInt64
     /// Bucket number of the wheel's first bucket; the heap holds every key of an earlier bucket.
     @usableFromInline var cur: UInt64 = 0
-    /// First slot of each bucket's list (`noSlot` = empty); the lists run through `Slot.next`, so
-    /// a bucket costs no array of its own. A cancelled slot stays on its list (not reused) until
-    /// its bucket is poured.
-    @usableFromInline var buckets: UnsafeMutablePointer<UInt32>
+    /// Each bucket's keys; a poured bucket's buffer is kept for its next keys. A bucket that has
+    /// never held a key has no buffer (capacity 0, `p` = `noKeys`): a wide wheel costs no
+    /// allocation per bucket up front.
+    @usableFromInline var buckets: UnsafeMutablePointer<KeyRun>
+    @usableFromInline let noKeys: UnsafeMutablePointer<UInt128>
     /// Bit i of word w set = bucket 64w + i holds keys; bit w of `summary` = word w is not 0.
     @usableFromInline var occupied: UnsafeMutablePointer<UInt64>
     @usableFromInline var summary: UInt64 = 0
@@ -173,13 +254,14 @@ public struct EventQueue<Payload>: ~Copyable {
         self.layout = layout
         useWheel = layout.bucketShift != nil
         shift = UInt64(layout.bucketShift ?? 0)
-        let n = useWheel ? layout.bucketCount : 64
-        bucketCount = UInt64(n)
-        bucketMask = UInt64(n - 1)
+        let n = useWheel ? layout.bucketCount : 0
+        bucketCount = UInt64(Swift.max(n, 64))
+        bucketMask = bucketCount - 1
         buckets = .allocate(capacity: n)
-        buckets.initialize(repeating: noSlot, count: n)
-        occupied = .allocate(capacity: n / 64)
-        occupied.initialize(repeating: 0, count: n / 64)
+        noKeys = .allocate(capacity: 1)
+        buckets.initialize(repeating: KeyRun(p: noKeys, count: 0, capacity: 0), count: n)
+        occupied = .allocate(capacity: Int(bucketCount) / 64)
+        occupied.initialize(repeating: 0, count: Int(bucketCount) / 64)
         slotCapacity = 64
         slots = .allocate(capacity: 64)
         free = .allocate(capacity: 64)
@@ -189,6 +271,8 @@ public struct EventQueue<Payload>: ~Copyable {
         slots.deinitialize(count: slotCount)
         slots.deallocate()
         free.deallocate()
+        for i in 0..<(useWheel ? Int(bucketCount) : 0) where buckets[i].capacity > 0 { buckets[i].p.deallocate() }
+        noKeys.deallocate()
         buckets.deallocate()
         occupied.deallocate()
         heap.p.deallocate()
@@ -199,28 +283,28 @@ public struct EventQueue<Payload>: ~Copyable {
     @inlinable public var heapCount: Int { heap.count + far.count + wheelCount }
     @inlinable public var isEmpty: Bool { liveCount == 0 }
 
-    @inlinable func isLive(_ key: UInt128) -> Bool {
+    @inlinable @inline(__always) func isLive(_ key: UInt128) -> Bool {
         slots[QueueKey.slot(key)].sequence == QueueKey.sequence(key)
     }
 
-    @inlinable func bucket(_ key: UInt128) -> UInt64 { UInt64(truncatingIfNeeded: key >> 64) >> shift }
+    @inlinable func bucket(_ key: UInt128) -> UInt64 { UInt64(truncatingIfNeeded: key >> 64) &>> shift }
 
-    @inlinable mutating func release(_ slot: Int) {
+    @inlinable @inline(__always) mutating func release(_ slot: Int) {
         assert(freeCount < slotCount && slots[slot].sequence == 0)
         free[freeCount] = UInt32(truncatingIfNeeded: slot)
         freeCount &+= 1
     }
 
-    @inlinable mutating func place(_ key: UInt128) {
+    @inlinable @inline(__always) mutating func place(_ key: UInt128) {
         guard useWheel else { heap.insert(key); return }
         let b = bucket(key)
         if b < cur {
             heap.insert(key)
         } else if b < cur &+ bucketCount {
             let i = Int(b & bucketMask)
-            let slot = QueueKey.slot(key)
-            slots[slot].next = buckets[i]
-            buckets[i] = UInt32(truncatingIfNeeded: slot)
+            if buckets[i].count == buckets[i].capacity { growBucket(i) }
+            buckets[i].p[Int(buckets[i].count)] = key
+            buckets[i].count &+= 1
             occupied[i &>> 6] |= 1 &<< UInt64(i & 63)
             summary |= 1 &<< UInt64(i &>> 6)
             wheelCount &+= 1
@@ -229,21 +313,35 @@ public struct EventQueue<Payload>: ~Copyable {
         }
     }
 
+    @usableFromInline mutating func growBucket(_ i: Int) {
+        let old = Int(buckets[i].capacity)
+        let cap = Swift.max(8, old * 2)
+        let n = UnsafeMutablePointer<UInt128>.allocate(capacity: cap)
+        n.moveInitialize(from: buckets[i].p, count: Int(buckets[i].count))
+        if old > 0 { buckets[i].p.deallocate() }
+        buckets[i].p = n
+        buckets[i].capacity = Int32(cap)
+    }
+
     /// Makes the heap's top the earliest live key; false when nothing live is left.
-    @inlinable mutating func settle() -> Bool {
+    @inlinable @inline(__always) mutating func settle() -> Bool {
+        // Most of the time the top is live: that test inline, the discarding loop out of line.
+        if heap.count > 0 && isLive(heap.top) { return true }
+        return settleSlow()
+    }
+
+    @inlinable mutating func settleSlow() -> Bool {
         while true {
             while heap.count > 0 {
-                let top = heap.p[0]
-                if isLive(top) { return true }
+                if isLive(heap.top) { return true }
                 heap.removeMin()
-                release(QueueKey.slot(top))
             }
             if !useWheel || !refill() { return false }
         }
     }
 
     /// The first occupied bucket at or after position `r`, cyclically; the wheel must hold keys.
-    @inlinable func nextOccupied(from r: Int) -> Int {
+    @inlinable @inline(__always) func nextOccupied(from r: Int) -> Int {
         let w = r &>> 6
         let here = occupied[w] & (UInt64.max &<< UInt64(r & 63))
         if here != 0 { return w &<< 6 | here.trailingZeroBitCount }
@@ -265,23 +363,21 @@ public struct EventQueue<Payload>: ~Copyable {
         let i = nextOccupied(from: r)
         let nb = cur &+ (UInt64(truncatingIfNeeded: i &- r) & bucketMask)
         cur = nb &+ 1
-        var s = buckets[i]
-        buckets[i] = noSlot
         occupied[i &>> 6] &= ~(1 &<< UInt64(i & 63))
         if occupied[i &>> 6] == 0 { summary &= ~(1 &<< UInt64(i &>> 6)) }
-        while s != noSlot {
-            let slot = Int(s)
-            let next = slots[slot].next
-            let seq = slots[slot].sequence
-            if seq != 0 {
-                heap.appendUnordered(QueueKey.make(time: slots[slot].time, sequence: seq, slot: s))
-            } else {
-                release(slot)
-            }
-            wheelCount &-= 1
-            s = next
+        // Live keys only (counted without a branch: live and cancelled keys are interleaved at
+        // random); the bucket keeps its buffer for the keys to come.
+        let run = buckets[i]
+        let n = Int(run.count)
+        var live = 0
+        for k in 0..<n {
+            let key = run.p[k]
+            run.p[live] = key
+            live &+= Int(unsafeBitCast(isLive(key), to: UInt8.self))
         }
-        heap.heapify()
+        wheelCount &-= n
+        buckets[i].count = 0
+        heap.fill(from: run.p, count: live)
         migrateFar()
         return true
     }
@@ -290,7 +386,7 @@ public struct EventQueue<Payload>: ~Copyable {
     @inlinable mutating func migrateFar() {
         while let m = far.min, bucket(m) < cur &+ bucketCount {
             far.removeMin()
-            if isLive(m) { place(m) } else { release(QueueKey.slot(m)) }
+            if isLive(m) { place(m) }
         }
     }
 
@@ -308,7 +404,7 @@ public struct EventQueue<Payload>: ~Copyable {
         slotCapacity = cap
     }
 
-    @inlinable public mutating func insert(_ payload: Payload, to target: NodeID, at time: Int64) -> EventID {
+    @inlinable @inline(__always) public mutating func insert(_ payload: Payload, to target: NodeID, at time: Int64) -> EventID {
         let seq = nextSequence
         nextSequence &+= 1
         precondition(seq < (1 << (64 - QueueKey.slotBits)), "event sequence space exhausted")
@@ -318,13 +414,12 @@ public struct EventQueue<Payload>: ~Copyable {
             slot = free[freeCount]
             assert(slots[Int(slot)].sequence == 0 && slots[Int(slot)].payload == nil)
             slots[Int(slot)].sequence = seq
-            slots[Int(slot)].time = time
             slots[Int(slot)].target = target
             slots[Int(slot)].payload = payload
         } else {
             if slotCount == slotCapacity { growSlots() }
             slot = UInt32(truncatingIfNeeded: slotCount)
-            (slots + slotCount).initialize(to: Slot(sequence: seq, time: time, target: target, payload: payload))
+            (slots + slotCount).initialize(to: Slot(sequence: seq, target: target, payload: payload))
             slotCount &+= 1
         }
         place(QueueKey.make(time: time, sequence: seq, slot: slot))
@@ -334,12 +429,13 @@ public struct EventQueue<Payload>: ~Copyable {
 
     /// Cancels a pending event. Returns false (and does nothing) for an event that already fired,
     /// was already cancelled, or never existed.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public mutating func cancel(_ id: EventID) -> Bool {
         let i = Int(id.slot)
         guard i < slotCount, id.sequence != 0, slots[i].sequence == id.sequence else { return false }
         slots[i].sequence = 0
         slots[i].payload = nil
+        release(i)
         _liveCount &-= 1
         if heap.count &+ far.count > 64 && heap.count &+ far.count > _liveCount + _liveCount / 2 { compact() }
         // Cancelled keys in buckets go when the bucket is poured; bound them anyway (a burst of
@@ -348,42 +444,53 @@ public struct EventQueue<Payload>: ~Copyable {
         return true
     }
 
+    /// `cancel(id)` then `insert(payload, to: target, at: time)` in one step, when `id` is
+    /// pending: the new event gets the next sequence (so the same order as the two calls) and
+    /// takes over the slot in place. Nil, and nothing done, when `id` is not pending.
+    @inlinable @inline(__always)
+    public mutating func replace(_ id: EventID, with payload: Payload, to target: NodeID, at time: Int64) -> EventID? {
+        let i = Int(id.slot)
+        guard i < slotCount, id.sequence != 0, slots[i].sequence == id.sequence else { return nil }
+        let seq = nextSequence
+        nextSequence &+= 1
+        precondition(seq < (1 << (64 - QueueKey.slotBits)), "event sequence space exhausted")
+        // The old key no longer matches the slot: it is discarded where it is met, as on cancel.
+        slots[i].sequence = seq
+        slots[i].target = target
+        slots[i].payload = payload
+        place(QueueKey.make(time: time, sequence: seq, slot: id.slot))
+        if heap.count &+ far.count > 64 && heap.count &+ far.count > _liveCount + _liveCount / 2 { compact() }
+        if wheelCount > 4 &* _liveCount &+ 4096 { compactWheel() }
+        return EventID(slot: id.slot, sequence: seq)
+    }
+
     /// Drops cancelled keys in one O(n) pass and re-heapifies once they are a third of the heaps.
     /// Amortised O(1) per cancel, and it keeps the heap shallow under cancel-heavy timer use.
     @inlinable mutating func compact() {
         var j = 0
         for i in 0..<heap.count {
             let k = heap.p[i]
-            if isLive(k) { heap.p[j] = k; j &+= 1 } else { release(QueueKey.slot(k)) }
+            if isLive(k) { heap.p[j] = k; j &+= 1 }
         }
         heap.count = j
         heap.heapify()
         j = 0
         for i in 0..<far.count {
             let k = far.p[i]
-            if isLive(k) { far.p[j] = k; j &+= 1 } else { release(QueueKey.slot(k)) }
+            if isLive(k) { far.p[j] = k; j &+= 1 }
         }
         far.count = j
         far.heapify()
     }
 
     @inlinable mutating func compactWheel() {
-        for i in 0..<Int(bucketCount) where buckets[i] != noSlot {
-            var s = buckets[i]
-            var kept = noSlot
-            while s != noSlot {
-                let next = slots[Int(s)].next
-                if slots[Int(s)].sequence != 0 {
-                    slots[Int(s)].next = kept
-                    kept = s
-                } else {
-                    release(Int(s))
-                    wheelCount &-= 1
-                }
-                s = next
-            }
-            buckets[i] = kept
-            if kept == noSlot {
+        for i in 0..<Int(bucketCount) where buckets[i].count > 0 {
+            let p = buckets[i].p
+            var j = 0
+            for k in 0..<Int(buckets[i].count) where isLive(p[k]) { p[j] = p[k]; j &+= 1 }
+            wheelCount &-= Int(buckets[i].count) &- j
+            buckets[i].count = Int32(truncatingIfNeeded: j)
+            if j == 0 {
                 occupied[i &>> 6] &= ~(1 &<< UInt64(i & 63))
                 if occupied[i &>> 6] == 0 { summary &= ~(1 &<< UInt64(i &>> 6)) }
             }
@@ -401,20 +508,24 @@ public struct EventQueue<Payload>: ~Copyable {
         (0..<slotCount).first { slots[$0].sequence == sequence }.map { EventID(slot: UInt32($0), sequence: sequence) }
     }
 
-    /// Checks the bookkeeping (tests): every slot is free or named by exactly one key, the
-    /// occupancy bits match the lists, and the live count matches the slots.
+    /// Checks the bookkeeping (tests): every slot is free or named by exactly one live key, the
+    /// occupancy bits match the buckets, and the live count matches the slots.
     func checkInvariants() -> Bool {
         var named = [Int](repeating: 0, count: slotCount)
         for i in 0..<freeCount { named[Int(free[i])] += 1 }
-        for i in 0..<heap.count { named[QueueKey.slot(heap.p[i])] += 1 }
-        for i in 0..<far.count { named[QueueKey.slot(far.p[i])] += 1 }
+        let free = Set((0..<freeCount).map { Int(self.free[$0]) })
+        if free.contains(where: { slots[$0].sequence != 0 }) { return false }
+        func name(_ k: UInt128) { if isLive(k) { named[QueueKey.slot(k)] += 1 } }
+        for i in 0..<heap.count { name(heap.p[i]) }
+        for i in 0..<far.count { name(far.p[i]) }
         var inBuckets = 0
         if useWheel {
             for i in 0..<Int(bucketCount) {
-                var s = buckets[i]
+                let run = buckets[i]
                 let bit = occupied[i >> 6] >> UInt64(i & 63) & 1 == 1
-                if bit != (s != noSlot) { return false }
-                while s != noSlot { named[Int(s)] += 1; inBuckets += 1; s = slots[Int(s)].next }
+                if bit != (run.count > 0) { return false }
+                for k in 0..<Int(run.count) { name(run.p[k]) }
+                inBuckets += Int(run.count)
             }
             for w in 0..<Int(bucketCount / 64) where (occupied[w] != 0) != (summary >> UInt64(w) & 1 == 1) { return false }
         }
@@ -425,7 +536,7 @@ public struct EventQueue<Payload>: ~Copyable {
 
     /// Time of the earliest live event, discarding cancelled keys on the way.
     @inlinable public mutating func peekTime() -> Int64? {
-        settle() ? QueueKey.time(heap.p[0]) : nil
+        settle() ? QueueKey.time(heap.top) : nil
     }
 
     /// Removes and returns the earliest live event.
@@ -434,11 +545,11 @@ public struct EventQueue<Payload>: ~Copyable {
     }
 
     /// Time of the earliest live event after `settle()` returned true.
-    @inlinable var settledTime: Int64 { QueueKey.time(heap.p[0]) }
+    @inlinable var settledTime: Int64 { QueueKey.time(heap.top) }
 
     /// Removes the earliest live event after `settle()` returned true.
-    @inlinable mutating func popSettled() -> (time: Int64, sequence: UInt64, target: NodeID, payload: Payload) {
-        let top = heap.p[0]
+    @inlinable @inline(__always) mutating func popSettled() -> (time: Int64, sequence: UInt64, target: NodeID, payload: Payload) {
+        let top = heap.top
         heap.removeMin()
         let slot = QueueKey.slot(top)
         assert(slots[slot].sequence == QueueKey.sequence(top))

@@ -27,7 +27,7 @@ public struct Xoshiro256StarStar: RandomNumberGenerator, Sendable {
         s0 = sm.next(); s1 = sm.next(); s2 = sm.next(); s3 = sm.next()
     }
 
-    @inlinable public mutating func next() -> UInt64 {
+    @inlinable @inline(__always) public mutating func next() -> UInt64 {
         let result = (s1 &* 5).rotl(7) &* 9
         let t = s1 << 17
         s2 ^= s0
@@ -41,7 +41,7 @@ public struct Xoshiro256StarStar: RandomNumberGenerator, Sendable {
 }
 
 extension UInt64 {
-    @inlinable func rotl(_ k: UInt64) -> UInt64 { (self << k) | (self >> (64 - k)) }
+    @inlinable @inline(__always) func rotl(_ k: UInt64) -> UInt64 { (self << k) | (self >> (64 - k)) }
 }
 
 /// A probability as an exact integer ratio (never a floating-point comparison).
@@ -82,10 +82,10 @@ public struct RandomStream: RandomNumberGenerator, Sendable {
 
     @inlinable public init(seed: UInt64) { generator = Xoshiro256StarStar(seed: seed) }
 
-    @inlinable public mutating func next() -> UInt64 { generator.next() }
+    @inlinable @inline(__always) public mutating func next() -> UInt64 { generator.next() }
 
     /// Uniform in `0..<bound` without modulo bias (Lemire's multiply-and-reject).
-    @inlinable public mutating func below(_ bound: UInt64) -> UInt64 {
+    @inlinable @inline(__always) public mutating func below(_ bound: UInt64) -> UInt64 {
         precondition(bound > 0, "empty range")
         var m = next().multipliedFullWidth(by: bound)
         if m.low < bound {
@@ -113,19 +113,19 @@ public struct RandomStream: RandomNumberGenerator, Sendable {
     }
 
     /// Uniform integer in a closed range.
-    @inlinable public mutating func uniform(_ range: ClosedRange<Int64>) -> Int64 {
+    @inlinable @inline(__always) public mutating func uniform(_ range: ClosedRange<Int64>) -> Int64 {
         let span = UInt64(bitPattern: range.upperBound &- range.lowerBound)
         if span == .max { return Int64(bitPattern: next()) }
         return range.lowerBound &+ Int64(bitPattern: below(span &+ 1))
     }
 
-    @inlinable public mutating func uniform(_ range: Range<Int>) -> Int {
+    @inlinable @inline(__always) public mutating func uniform(_ range: Range<Int>) -> Int {
         precondition(!range.isEmpty, "empty range")
         return range.lowerBound + Int(below(UInt64(range.count)))
     }
 
     /// Uniform duration in a closed range.
-    @inlinable public mutating func uniform(_ range: ClosedRange<SimDuration>) -> SimDuration {
+    @inlinable @inline(__always) public mutating func uniform(_ range: ClosedRange<SimDuration>) -> SimDuration {
         SimDuration(nanoseconds: uniform(range.lowerBound.nanoseconds...range.upperBound.nanoseconds))
     }
 

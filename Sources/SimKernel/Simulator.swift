@@ -101,7 +101,7 @@ public final class Simulator<Payload: SimPayload & Sendable> {
 
     @inlinable public var pendingCount: Int { queue.liveCount }
 
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     public func schedule(_ payload: Payload, to target: NodeID, at time: SimTime) -> EventID {
         precondition(time >= now, "cannot schedule in the past (\(time) < \(now))")
         let id = queue.insert(payload, to: target, at: time.nanoseconds)
@@ -128,6 +128,24 @@ public final class Simulator<Payload: SimPayload & Sendable> {
         return false
     }
 
+    /// Re-arms a timer: `cancel(timer)` (when not nil) then `schedule(payload, to: target, after:
+    /// delay)`, with the same events, order and counters, but a pending timer's slot is reused
+    /// in place instead of freed and taken again. Returns the new event's id.
+    @inlinable @inline(__always) @discardableResult
+    public func rearm(_ timer: EventID?, _ payload: Payload, to target: NodeID, after delay: SimDuration) -> EventID {
+        let (at, overflow) = now.nanoseconds.addingReportingOverflow(Swift.max(0, delay.nanoseconds))
+        let time = overflow ? Int64.max : at
+        if let t = timer {
+            if let id = queue.replace(t, with: payload, to: target, at: time) {
+                counters.timersCancelled &+= 1
+                counters.eventsScheduled &+= 1
+                return id
+            }
+            counters.cancelsIgnored &+= 1
+        }
+        return schedule(payload, to: target, at: SimTime(nanoseconds: time))
+    }
+
     @inlinable public func isPending(_ id: EventID) -> Bool { queue.isPending(id) }
 
     /// Time of the next live event, if any.
@@ -144,7 +162,7 @@ public final class Simulator<Payload: SimPayload & Sendable> {
     }
 
     /// Dispatches the queue's front after `settle()` said there is one.
-    @inlinable func dispatchSettled() -> SimEvent<Payload> {
+    @inlinable @inline(__always) func dispatchSettled() -> SimEvent<Payload> {
         let e = queue.popSettled()
         _now = SimTime(nanoseconds: e.time)
         let index = counters.eventsDispatched

@@ -144,6 +144,37 @@ final class QueueBox {
         #expect(counter.alive == 0)
     }
 
+    /// `KeyHeap` keeps a short run sorted (minimum last) and a long one as a 4-ary heap; runs of
+    /// every size around the limit, filled (ranked) or heapified, then inserts that overflow the
+    /// sorted run into a heap, must pop in ascending order.
+    @Test func keyHeapSortedRunAndHeapPopInOrder() {
+        var rng = RandomStream(seed: 39)
+        for n in 0...(KeyHeap.sortedLimit + 3) {
+            for extra in [0, 1, 5, 2 * KeyHeap.sortedLimit] {
+                var h = KeyHeap()
+                defer { h.p.deallocate() }
+                var model: [UInt128] = []
+                for _ in 0..<n { model.append(UInt128(rng.below(50)) << 64 | UInt128(rng.next())) }
+                // Half the time through `fill` (a poured bucket), else appended and heapified.
+                let viaFill = rng.below(2) == 0
+                if viaFill {
+                    model.withUnsafeMutableBufferPointer { h.fill(from: $0.baseAddress!, count: n) }
+                } else {
+                    for k in model { h.appendUnordered(k) }
+                    h.heapify()
+                }
+                #expect(h.sorted == (n <= KeyHeap.sortedLimit))
+                for _ in 0..<extra {
+                    let k = UInt128(rng.below(50)) << 64 | UInt128(rng.next())
+                    h.insert(k); model.append(k)
+                }
+                var got: [UInt128] = []
+                while let m = h.min { got.append(m); h.removeMin() }
+                #expect(got == model.sorted())
+            }
+        }
+    }
+
     /// The kernel workload (`imsim bench kernel`) on both layouts: same digest, order and counters.
     @Test func kernelBenchmarkIsTheSameOnBothLayouts() {
         for seed: UInt64 in [1, 7] {

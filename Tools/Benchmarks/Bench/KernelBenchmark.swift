@@ -60,9 +60,8 @@ public enum KernelBenchmark {
         }
 
         @inlinable mutating func rearm(_ i: Int, in sim: Simulator<Message>) {
-            if let t = timers[i] { sim.cancel(t) }
             let d = rngs[i].uniform(SimDuration.milliseconds(1)...SimDuration.milliseconds(3))
-            timers[i] = sim.schedule(.idleTimeout, to: NodeID(UInt32(i)), after: d)
+            timers[i] = sim.rearm(timers[i], .idleTimeout, to: NodeID(UInt32(i)), after: d)
         }
 
         @inlinable public mutating func handle(_ event: SimEvent<Message>, in sim: Simulator<Message>) {
