@@ -29,9 +29,9 @@ extension World {
                 case .closeConnection:
                     network.close(device: d)
                 case .setTimer(let timer, let after):
-                    if let old = devices[d].timers[timer] { sim.cancel(old) }
                     let delay = devices[d].clock.simDuration(forLocal: after)
-                    devices[d].timers[timer] = sim.schedule(.clientTimer(device: Int32(d), timer), to: node(d), after: delay)
+                    // cancel + schedule, the pending timer's queue slot reused in place
+                    devices[d].timers[timer] = sim.rearm(devices[d].timers[timer], .clientTimer(device: Int32(d), timer), to: node(d), after: delay)
                 case .cancelTimer(let timer):
                     if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
                 case .callback(let cb):

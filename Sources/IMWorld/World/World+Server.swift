@@ -21,8 +21,7 @@ extension World {
                 case .close(let conn):
                     network.close(server: conn)
                 case .setTimer(let timer, let after):
-                    if let old = server.timers[timer] { sim.cancel(old) }
-                    server.timers[timer] = sim.schedule(.serverTimer(timer), to: serverNode, after: after)
+                    server.timers[timer] = sim.rearm(server.timers[timer], .serverTimer(timer), to: serverNode, after: after)
                 case .cancelTimer(let timer):
                     if let old = server.timers.removeValue(forKey: timer) { sim.cancel(old) }
                 case .event:
