@@ -112,9 +112,14 @@ public final class Simulator<Payload: SimPayload & Sendable> {
 
     @inlinable @discardableResult
     public func schedule(_ payload: Payload, to target: NodeID, after delay: SimDuration) -> EventID {
-        // Saturating: a delay past the end of time (a hostile latency) parks the event at .max.
+        schedule(payload, to: target, at: deadline(after: delay))
+    }
+
+    /// Now + `delay`, saturating: a delay past the end of time (a hostile latency) parks the event
+    /// at .max; a negative one means now.
+    @inlinable @inline(__always) func deadline(after delay: SimDuration) -> SimTime {
         let (at, overflow) = now.nanoseconds.addingReportingOverflow(Swift.max(0, delay.nanoseconds))
-        return schedule(payload, to: target, at: overflow ? .max : SimTime(nanoseconds: at))
+        return overflow ? .max : SimTime(nanoseconds: at)
     }
 
     /// Cancels a pending event; harmless for fired, cancelled or unknown ids.
@@ -133,17 +138,16 @@ public final class Simulator<Payload: SimPayload & Sendable> {
     /// in place instead of freed and taken again. Returns the new event's id.
     @inlinable @inline(__always) @discardableResult
     public func rearm(_ timer: EventID?, _ payload: Payload, to target: NodeID, after delay: SimDuration) -> EventID {
-        let (at, overflow) = now.nanoseconds.addingReportingOverflow(Swift.max(0, delay.nanoseconds))
-        let time = overflow ? Int64.max : at
+        let time = deadline(after: delay)
         if let t = timer {
-            if let id = queue.replace(t, with: payload, to: target, at: time) {
+            if let id = queue.replace(t, with: payload, to: target, at: time.nanoseconds) {
                 counters.timersCancelled &+= 1
                 counters.eventsScheduled &+= 1
                 return id
             }
             counters.cancelsIgnored &+= 1
         }
-        return schedule(payload, to: target, at: SimTime(nanoseconds: time))
+        return schedule(payload, to: target, at: time)
     }
 
     @inlinable public func isPending(_ id: EventID) -> Bool { queue.isPending(id) }

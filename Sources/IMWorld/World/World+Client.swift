@@ -30,7 +30,6 @@ extension World {
                     network.close(device: d)
                 case .setTimer(let timer, let after):
                     let delay = devices[d].clock.simDuration(forLocal: after)
-                    // cancel + schedule, the pending timer's queue slot reused in place
                     devices[d].timers[timer] = sim.rearm(devices[d].timers[timer], .clientTimer(device: Int32(d), timer), to: node(d), after: delay)
                 case .cancelTimer(let timer):
                     if let old = devices[d].timers.removeValue(forKey: timer) { sim.cancel(old) }
